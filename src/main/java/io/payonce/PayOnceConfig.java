@@ -1,0 +1,77 @@
+package io.payonce;
+
+import java.time.Duration;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+
+/** Every setting of PayOnce's own, with the reason for each default. */
+@ConfigMapping(prefix = "payonce")
+public interface PayOnceConfig {
+
+    /** The gateway authenticates the caller and names the merchant in this header. */
+    @WithDefault("X-Merchant-Id")
+    String merchantHeader();
+
+    Token token();
+
+    Idempotency idempotency();
+
+    Channel channel();
+
+    Sandbox sandbox();
+
+    Reconcile reconcile();
+
+    interface Token {
+        /** A day covers every client retry policy we know of (mobile apps retry for hours at most). */
+        @WithDefault("24h")
+        Duration ttl();
+    }
+
+    interface Idempotency {
+        /**
+         * How long a duplicate waits for the first execution. Longer than the channel timeout, so a
+         * duplicate of a normal payment always receives the first response rather than a 409.
+         */
+        @WithDefault("10s")
+        Duration waitTimeout();
+
+        /** Stripe/IETF-style client-generated keys; off because issued tokens bind merchants safely. */
+        @WithDefault("false")
+        boolean acceptClientKeys();
+
+        /**
+         * How long an owner holds a token in progress before it counts as dead. Longer than the channel
+         * timeout plus the database work of one payment, so a live owner never loses it.
+         */
+        @WithDefault("30s")
+        Duration lease();
+    }
+
+    interface Channel {
+        /** The built-in sandbox of this very instance, so the service runs out of the box. */
+        @WithDefault("http://localhost:${quarkus.http.port}/sandbox")
+        String url();
+
+        /** Providers answer in well under a second; five covers their slow tail without holding clients long. */
+        @WithDefault("5s")
+        Duration timeout();
+    }
+
+    interface Sandbox {
+        /** On, so a newcomer can pay without a provider account; a production deployment turns it off. */
+        @WithDefault("true")
+        boolean enabled();
+    }
+
+    interface Reconcile {
+        /** Short enough that an uncertain payment is settled within seconds of becoming eligible. */
+        @WithDefault("5s")
+        Duration interval();
+
+        /** Well past the channel timeout, so reconciliation never races a live owner's channel call. */
+        @WithDefault("30s")
+        Duration minAge();
+    }
+}

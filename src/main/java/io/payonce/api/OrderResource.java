@@ -1,0 +1,66 @@
+package io.payonce.api;
+
+import java.util.List;
+
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.HttpHeaders;
+import jakarta.ws.rs.core.MediaType;
+
+import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.jboss.resteasy.reactive.RestResponse;
+
+import io.payonce.api.ApiModels.CreateOrderRequest;
+import io.payonce.api.ApiModels.OrderView;
+import io.payonce.order.OrderService;
+import io.payonce.payment.PaymentRepository;
+import io.smallrye.mutiny.Uni;
+
+@Path("/orders")
+@Produces(MediaType.APPLICATION_JSON)
+public class OrderResource {
+
+    private final Merchants merchants;
+    private final JsonBodies bodies;
+    private final OrderService orders;
+    private final PaymentRepository payments;
+
+    OrderResource(Merchants merchants, JsonBodies bodies, OrderService orders, PaymentRepository payments) {
+        this.merchants = merchants;
+        this.bodies = bodies;
+        this.orders = orders;
+        this.payments = payments;
+    }
+
+    /** 201 when created; 200 with the same order when it exists with the same terms; 409 otherwise. */
+    @POST
+    @Consumes(MediaType.WILDCARD)
+    @RequestBody(content = @Content(mediaType = MediaType.APPLICATION_JSON,
+            schema = @Schema(implementation = CreateOrderRequest.class)))
+    public Uni<RestResponse<OrderView>> create(@Context HttpHeaders headers, byte[] body) {
+        String merchantId = merchants.require(headers);
+        CreateOrderRequest request = bodies.read(headers, body, CreateOrderRequest.class);
+        return orders.create(merchantId, request.orderNo(), request.amount(), request.currency())
+                .flatMap(result -> result.created()
+                        ? Uni.createFrom().item(RestResponse.status(RestResponse.Status.CREATED,
+                                OrderView.of(result.order(), List.of())))
+                        : payments.findByOrder(merchantId, request.orderNo())
+                                .map(list -> RestResponse.ok(OrderView.of(result.order(), list))));
+    }
+
+    @GET
+    @Path("/{order_no}")
+    public Uni<OrderView> get(@Context HttpHeaders headers, @PathParam("order_no") String orderNo) {
+        String merchantId = merchants.require(headers);
+        Identifiers.require("order_no", orderNo);
+        return orders.get(merchantId, orderNo)
+                .flatMap(order -> payments.findByOrder(merchantId, orderNo).map(list -> OrderView.of(order, list)));
+    }
+}

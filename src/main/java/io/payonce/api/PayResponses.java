@@ -1,0 +1,71 @@
+package io.payonce.api;
+
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import io.payonce.idempotency.StoredResponse;
+import io.payonce.payment.OutcomeRenderer;
+import io.payonce.payment.PayOutcome;
+
+/** The HTTP answer to each pay outcome: what is stored with the token and replayed byte for byte. */
+@ApplicationScoped
+public class PayResponses implements OutcomeRenderer {
+
+    private final Problems problems;
+
+    PayResponses(Problems problems) {
+        this.problems = problems;
+    }
+
+    /** The body of a paid request. */
+    record PaidBody(String orderNo, String requestNo, long amount, String currency, String status,
+            String channelTxnId, Instant paidAt) {
+    }
+
+    /** The body of a request whose outcome the channel has not told yet. */
+    record ProcessingBody(String orderNo, String requestNo, String status) {
+    }
+
+    @Override
+    public StoredResponse render(PayOutcome outcome) {
+        if (outcome instanceof PayOutcome.Paid paid) {
+            return new StoredResponse(200, problems.write(new PaidBody(paid.orderNo(), paid.requestNo(),
+                    paid.amount(), paid.currency(), "PAID", paid.channelTxnId(), paid.paidAt())));
+        }
+        if (outcome instanceof PayOutcome.Processing) {
+            return new StoredResponse(202,
+                    problems.write(new ProcessingBody(outcome.orderNo(), outcome.requestNo(), "PROCESSING")));
+        }
+        if (outcome instanceof PayOutcome.OrderNotFound) {
+            return problem(outcome, 404, "order_not_found", "Order not found",
+                    "no order " + outcome.orderNo() + " for this merchant");
+        }
+        if (outcome instanceof PayOutcome.AmountMismatch) {
+            return problem(outcome, 422, "amount_mismatch", "Amount mismatch",
+                    "amount or currency differs from order " + outcome.orderNo());
+        }
+        if (outcome instanceof PayOutcome.OrderNotPayable notPayable) {
+            return problem(outcome, 409, "order_not_payable", "Order not payable",
+                    "order " + outcome.orderNo() + " is " + notPayable.orderStatus() + " under another request");
+        }
+        if (outcome instanceof PayOutcome.RequestNoConflict) {
+            return problem(outcome, 409, "request_no_conflict", "Request number conflict",
+                    "request_no " + outcome.requestNo() + " is already used by another request");
+        }
+        if (outcome instanceof PayOutcome.Declined) {
+            return problem(outcome, 402, "payment_declined", "Payment declined",
+                    "the channel declined the charge; the order can be paid with a new token and request_no");
+        }
+        throw new IllegalArgumentException("no answer for " + outcome);
+    }
+
+    private StoredResponse problem(PayOutcome outcome, int status, String code, String title, String detail) {
+        Map<String, Object> extra = new LinkedHashMap<>();
+        extra.put("order_no", outcome.orderNo());
+        extra.put("request_no", outcome.requestNo());
+        return new StoredResponse(status, problems.body(status, code, title, detail, extra));
+    }
+}

@@ -1,0 +1,136 @@
+package io.payonce.api;
+
+import java.io.IOException;
+import java.util.Set;
+import java.util.concurrent.TimeoutException;
+
+import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.core.Response;
+
+import org.jboss.logging.Logger;
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+
+import io.vertx.mysqlclient.MySQLException;
+import io.payonce.idempotency.IdempotencyKeyMissingException;
+import io.payonce.idempotency.IdempotencyKeyReusedException;
+import io.payonce.idempotency.InvalidIdempotencyTokenException;
+import io.payonce.idempotency.RequestInProgressException;
+import io.payonce.order.OrderConflictException;
+import io.payonce.order.OrderNotFoundException;
+import io.payonce.payment.PaymentNotFoundException;
+import io.payonce.payment.TemporarilyUnavailableException;
+
+/** The one place where a refusal becomes an HTTP status and a {@code code}. */
+public class ProblemMapper {
+
+    private static final Logger LOG = Logger.getLogger(ProblemMapper.class);
+    /** Lock wait timeout, deadlock, too many connections, server shutdown, server gone, connection lost. */
+    private static final Set<Integer> TRANSIENT_SQL_ERRORS = Set.of(1205, 1213, 1040, 1053, 2006, 2013);
+
+    private final Problems problems;
+
+    ProblemMapper(Problems problems) {
+        this.problems = problems;
+    }
+
+    @ServerExceptionMapper
+    public Response invalidRequest(InvalidRequestException e) {
+        return problems.response(400, e.code(), "Invalid request", e.getMessage());
+    }
+
+    @ServerExceptionMapper
+    public Response merchantRequired(MerchantRequiredException e) {
+        return problems.response(401, "merchant_required", "Merchant not identified", e.getMessage());
+    }
+
+    @ServerExceptionMapper
+    public Response keyMissing(IdempotencyKeyMissingException e) {
+        return problems.response(400, "idempotency_key_missing", "Idempotency key missing",
+                "send the token in the Idempotency-Key header (or the body field token)");
+    }
+
+    @ServerExceptionMapper
+    public Response invalidToken(InvalidIdempotencyTokenException e) {
+        return problems.response(400, "invalid_idempotency_token", "Invalid idempotency token",
+                "the token is unknown, expired, or not this merchant's");
+    }
+
+    @ServerExceptionMapper
+    public Response keyReused(IdempotencyKeyReusedException e) {
+        return problems.response(422, "idempotency_key_reused", "Idempotency key reused",
+                "this token was first used for a request with other parameters");
+    }
+
+    @ServerExceptionMapper
+    public Response inProgress(RequestInProgressException e) {
+        return problems.retryable(409, "request_in_progress", "Request in progress",
+                "the first request with this token is still running; retry with the same token");
+    }
+
+    @ServerExceptionMapper
+    public Response unavailable(TemporarilyUnavailableException e) {
+        LOG.warnf("temporarily unavailable: %s", e.getMessage());
+        return problems.retryable(503, "temporarily_unavailable", "Temporarily unavailable",
+                "nothing was charged; retry the same request with the same token");
+    }
+
+    @ServerExceptionMapper
+    public Response orderNotFound(OrderNotFoundException e) {
+        return problems.response(404, "order_not_found", "Order not found", e.getMessage());
+    }
+
+    @ServerExceptionMapper
+    public Response orderConflict(OrderConflictException e) {
+        return problems.response(409, "order_conflict", "Order conflict", e.getMessage());
+    }
+
+    @ServerExceptionMapper
+    public Response paymentNotFound(PaymentNotFoundException e) {
+        return problems.response(404, "payment_not_found", "Payment not found", e.getMessage());
+    }
+
+    /** Routing and negotiation refusals of the framework, in the same shape. */
+    @ServerExceptionMapper
+    public Response framework(WebApplicationException e) {
+        int status = e.getResponse().getStatus();
+        String code = switch (status) {
+            case 404 -> "not_found";
+            case 405 -> "method_not_allowed";
+            case 406 -> "not_acceptable";
+            case 413 -> "body_too_large";
+            case 415 -> "unsupported_media_type";
+            default -> status < 500 ? "invalid_request" : "internal_error";
+        };
+        return problems.response(status, code, Response.Status.fromStatusCode(status) != null
+                ? Response.Status.fromStatusCode(status).getReasonPhrase() : "Error", e.getMessage());
+    }
+
+    /** Anything else is a fault: logged with its stack here, answered without it. */
+    @ServerExceptionMapper
+    public Response fault(Throwable e) {
+        if (isInfrastructure(e)) {
+            LOG.warnf("infrastructure fault: %s", e.toString());
+            return problems.retryable(503, "temporarily_unavailable", "Temporarily unavailable",
+                    "a backing service is unavailable; retry later");
+        }
+        LOG.error("unexpected fault", e);
+        return problems.response(500, "internal_error", "Internal error", "an unexpected error occurred");
+    }
+
+    /**
+     * Database and network failures are passing, so the client is told to retry; an SQL error the server
+     * reports is a bug unless it is one of the transient ones (lock wait, deadlock, overload, shutdown).
+     */
+    private static boolean isInfrastructure(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof MySQLException sql) {
+                return TRANSIENT_SQL_ERRORS.contains(sql.getErrorCode());
+            }
+            if (t.getClass().getName().startsWith("io.vertx.") || t instanceof IOException
+                    || t instanceof TimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,42 @@
+package io.payonce.channel;
+
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+
+import io.smallrye.mutiny.Uni;
+
+/** The payment channel's HTTP API as the service calls it (the sandbox serves the same shape). */
+@Path("/charges")
+@Produces(MediaType.APPLICATION_JSON)
+@Consumes(MediaType.APPLICATION_JSON)
+public interface ChannelApi {
+
+    /** The header the channel reads the merchant from; renamed to the configured one on the way out. */
+    String MERCHANT_HEADER = "X-Merchant-Id";
+
+    @POST
+    Uni<Response> charge(@HeaderParam(MERCHANT_HEADER) String merchantId, ChargeRequest request);
+
+    @GET
+    @Path("/{request_no}")
+    Uni<Response> query(@HeaderParam(MERCHANT_HEADER) String merchantId,
+            @PathParam("request_no") String requestNo);
+
+    /** A charge as the service sends it: {@code request_no} is the merchant's unique number. */
+    record ChargeRequest(String merchantId, String orderNo, String requestNo, long amount, String currency) {
+    }
+
+    /**
+     * A charge as the channel reports it. {@code status} is SUCCEEDED or DECLINED for a known charge;
+     * error answers carry a {@code code} instead ({@code not_accepted}, {@code charge_not_found}).
+     */
+    record ChannelCharge(String txnId, String requestNo, String status, String code) {
+    }
+}

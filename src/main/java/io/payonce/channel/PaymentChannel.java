@@ -1,0 +1,117 @@
+package io.payonce.channel;
+
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.UnknownHostException;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.ws.rs.client.ClientRequestFilter;
+import jakarta.ws.rs.core.Response;
+
+import org.jboss.logging.Logger;
+
+import io.payonce.PayOnceConfig;
+import io.quarkus.rest.client.reactive.QuarkusRestClientBuilder;
+import io.smallrye.mutiny.Uni;
+
+/**
+ * The client of the payment channel. Every call carries the payment's own {@code request_no}; a query
+ * or a retry reuses it, so the channel can never charge one request twice.
+ */
+@ApplicationScoped
+public class PaymentChannel {
+
+    private static final Logger LOG = Logger.getLogger(PaymentChannel.class);
+
+    private final PayOnceConfig config;
+    private volatile ChannelApi api;
+
+    PaymentChannel(PayOnceConfig config) {
+        this.config = config;
+    }
+
+    public Uni<ChargeResult> charge(String merchantId, String orderNo, String requestNo, long amount, String currency) {
+        return Uni.createFrom().deferred(() -> api()
+                .charge(merchantId, new ChannelApi.ChargeRequest(merchantId, orderNo, requestNo, amount, currency)))
+                .ifNoItem().after(config.channel().timeout()).fail()
+                .map(PaymentChannel::charged)
+                .onFailure().recoverWithItem(PaymentChannel::unanswered);
+    }
+
+    public Uni<ChargeResult> query(String merchantId, String requestNo) {
+        return Uni.createFrom().deferred(() -> api().query(merchantId, requestNo))
+                .ifNoItem().after(config.channel().timeout()).fail()
+                .map(response -> response.getStatus() == 404
+                        ? new ChargeResult.NotFound()
+                        : charged(response))
+                .onFailure().recoverWithItem(PaymentChannel::unanswered);
+    }
+
+    private static ChargeResult charged(Response response) {
+        ChannelApi.ChannelCharge body = body(response);
+        if (response.getStatus() == 200 && body != null && "SUCCEEDED".equals(body.status())) {
+            return new ChargeResult.Succeeded(body.txnId());
+        }
+        if (response.getStatus() == 200 && body != null && "DECLINED".equals(body.status())) {
+            return new ChargeResult.Declined(body.txnId());
+        }
+        if (response.getStatus() == 503 && body != null && "not_accepted".equals(body.code())) {
+            return new ChargeResult.NotAccepted("channel refused before accepting");
+        }
+        // anything else may have been charged: only a query can tell
+        return new ChargeResult.Unknown("channel answered " + response.getStatus());
+    }
+
+    /** The channel's answer, or null when it is not one (an error page of a proxy, say). */
+    private static ChannelApi.ChannelCharge body(Response response) {
+        try {
+            return response.hasEntity() ? response.readEntity(ChannelApi.ChannelCharge.class) : null;
+        } catch (RuntimeException notACharge) {
+            return null;
+        }
+    }
+
+    /** A connection that never opened cannot have charged; any later silence might have. */
+    private static ChargeResult unanswered(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof ConnectException || t instanceof UnknownHostException) {
+                return new ChargeResult.NotAccepted("channel unreachable: " + t.getMessage());
+            }
+        }
+        LOG.warnf("channel outcome unknown: %s", failure.toString());
+        return new ChargeResult.Unknown(failure.toString());
+    }
+
+    private ChannelApi api() {
+        ChannelApi current = api;
+        if (current == null) {
+            synchronized (this) {
+                if (api == null) {
+                    api = build();
+                }
+                current = api;
+            }
+        }
+        return current;
+    }
+
+    private ChannelApi build() {
+        long timeoutMs = config.channel().timeout().toMillis();
+        String header = config.merchantHeader();
+        ClientRequestFilter renameMerchantHeader = request -> {
+            if (!header.equalsIgnoreCase(ChannelApi.MERCHANT_HEADER)) {
+                Object merchant = request.getHeaders().getFirst(ChannelApi.MERCHANT_HEADER);
+                request.getHeaders().remove(ChannelApi.MERCHANT_HEADER);
+                request.getHeaders().putSingle(header, merchant);
+            }
+        };
+        return QuarkusRestClientBuilder.newBuilder()
+                .baseUri(URI.create(config.channel().url()))
+                .connectTimeout(timeoutMs, TimeUnit.MILLISECONDS)
+                .readTimeout(timeoutMs, TimeUnit.MILLISECONDS)
+                .disableDefaultMapper(true)
+                .register(renameMerchantHeader)
+                .build(ChannelApi.class);
+    }
+}

@@ -1,0 +1,103 @@
+package io.payonce.idempotency;
+
+import java.time.Instant;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import io.payonce.mysql.UtcTime;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.SqlClient;
+import io.vertx.mutiny.sqlclient.Tuple;
+
+/** SQL for idempotency tokens (layer 1). Each state change names the state it expects. */
+@ApplicationScoped
+public class TokenRepository {
+
+    private static final String INSERT = """
+            INSERT INTO idempotency_tokens (merchant_id, token, state, expires_at, created_at, updated_at)
+            VALUES (?, ?, 'AVAILABLE', ?, ?, ?)""";
+
+    /**
+     * The atomic claim: only one caller can move an AVAILABLE, unexpired token whose fingerprint is
+     * unbound or equal to its own into IN_PROGRESS; binding the fingerprint happens in the same statement.
+     */
+    private static final String CLAIM = """
+            UPDATE idempotency_tokens
+            SET state = 'IN_PROGRESS', fingerprint = ?, request_no = ?, lease_until = ?,
+                response_status = NULL, response_body = NULL, updated_at = ?
+            WHERE merchant_id = ? AND token = ? AND state = 'AVAILABLE' AND expires_at > ?
+              AND (fingerprint IS NULL OR fingerprint = ?)""";
+
+    private static final String FIND = "SELECT " + IdempotencyToken.COLUMNS + " FROM idempotency_tokens WHERE merchant_id = ? AND token = ?";
+
+    private static final String COMPLETE = """
+            UPDATE idempotency_tokens
+            SET state = 'COMPLETED', response_status = ?, response_body = ?, lease_until = NULL, updated_at = ?
+            WHERE merchant_id = ? AND token = ? AND state = 'IN_PROGRESS'""";
+
+    private static final String RELEASE = """
+            UPDATE idempotency_tokens
+            SET state = 'AVAILABLE', lease_until = NULL, response_status = NULL, response_body = NULL, updated_at = ?
+            WHERE merchant_id = ? AND token = ? AND state = 'IN_PROGRESS'""";
+
+    /** Records the interim 202 of an unknown channel outcome; the token stays IN_PROGRESS. */
+    private static final String RECORD_INTERIM = """
+            UPDATE idempotency_tokens SET response_status = ?, response_body = ?, updated_at = ?
+            WHERE merchant_id = ? AND token = ? AND state = 'IN_PROGRESS'""";
+
+    private final Pool pool;
+
+    TokenRepository(Pool pool) {
+        this.pool = pool;
+    }
+
+    /** Inserts an AVAILABLE token; fails with a duplicate-key error when it exists already. */
+    public Uni<Void> insert(String merchantId, String token, Instant expiresAt, Instant now) {
+        return pool.preparedQuery(INSERT)
+                .execute(Tuple.of(merchantId, token, UtcTime.toColumn(expiresAt), UtcTime.toColumn(now),
+                        UtcTime.toColumn(now)))
+                .replaceWithVoid();
+    }
+
+    /** True when this caller now owns the token. */
+    public Uni<Boolean> claim(String merchantId, String token, String fingerprint, String requestNo,
+            Instant leaseUntil, Instant now) {
+        return pool.preparedQuery(CLAIM)
+                .execute(Tuple.from(new Object[] { fingerprint, requestNo, UtcTime.toColumn(leaseUntil),
+                        UtcTime.toColumn(now), merchantId, token, UtcTime.toColumn(now), fingerprint }))
+                .map(rows -> rows.rowCount() == 1);
+    }
+
+    public Uni<IdempotencyToken> find(String merchantId, String token) {
+        return pool.preparedQuery(FIND).execute(Tuple.of(merchantId, token)).map(rows -> {
+            var it = rows.iterator();
+            return it.hasNext() ? IdempotencyToken.from(it.next()) : null;
+        });
+    }
+
+    /** Stores the final answer; false when the token was not in progress (someone settled it first). */
+    public Uni<Boolean> complete(SqlClient client, String merchantId, String token, StoredResponse response,
+            Instant now) {
+        return client.preparedQuery(COMPLETE)
+                .execute(Tuple.of(response.status(), response.body(), UtcTime.toColumn(now), merchantId, token))
+                .map(rows -> rows.rowCount() == 1);
+    }
+
+    public Uni<Boolean> complete(String merchantId, String token, StoredResponse response, Instant now) {
+        return complete(pool, merchantId, token, response, now);
+    }
+
+    /** Makes an in-progress token usable again; its fingerprint stays bound. */
+    public Uni<Boolean> release(String merchantId, String token, Instant now) {
+        return pool.preparedQuery(RELEASE)
+                .execute(Tuple.of(UtcTime.toColumn(now), merchantId, token))
+                .map(rows -> rows.rowCount() == 1);
+    }
+
+    public Uni<Boolean> recordInterim(String merchantId, String token, StoredResponse response, Instant now) {
+        return pool.preparedQuery(RECORD_INTERIM)
+                .execute(Tuple.of(response.status(), response.body(), UtcTime.toColumn(now), merchantId, token))
+                .map(rows -> rows.rowCount() == 1);
+    }
+}

@@ -1,0 +1,18 @@
+package io.payonce.mysql;
+
+import io.vertx.mysqlclient.MySQLException;
+
+/** How MySQL and MariaDB report the failures the layers rely on. */
+public final class MysqlErrors {
+
+    /** ER_DUP_ENTRY: a unique index refused a second row. */
+    private static final int DUPLICATE_ENTRY = 1062;
+
+    private MysqlErrors() {
+    }
+
+    /** True when a unique index stopped an insert: a duplicate, not a server error. */
+    public static boolean isDuplicateKey(Throwable failure) {
+        return failure instanceof MySQLException e && e.getErrorCode() == DUPLICATE_ENTRY;
+    }
+}

@@ -1,0 +1,43 @@
+package io.payonce.order;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import io.payonce.mysql.MysqlErrors;
+import io.payonce.mysql.UtcTime;
+import io.smallrye.mutiny.Uni;
+
+/** Creating and reading orders. Payment moves them; see the payment package. */
+@ApplicationScoped
+public class OrderService {
+
+    private final OrderRepository orders;
+
+    OrderService(OrderRepository orders) {
+        this.orders = orders;
+    }
+
+    /** The order and whether this call created it; a repeat with the same terms returns it unchanged. */
+    public record Created(Order order, boolean created) {
+    }
+
+    public Uni<Created> create(String merchantId, String orderNo, long amount, String currency) {
+        return orders.insert(merchantId, orderNo, amount, currency, UtcTime.now())
+                .replaceWith(true)
+                .onFailure(MysqlErrors::isDuplicateKey).recoverWithItem(false)
+                .flatMap(created -> orders.find(merchantId, orderNo).map(order -> {
+                    if (!created && !order.sameTerms(amount, currency)) {
+                        throw new OrderConflictException(orderNo);
+                    }
+                    return new Created(order, created);
+                }));
+    }
+
+    public Uni<Order> get(String merchantId, String orderNo) {
+        return orders.find(merchantId, orderNo).map(order -> {
+            if (order == null) {
+                throw new OrderNotFoundException(orderNo);
+            }
+            return order;
+        });
+    }
+}

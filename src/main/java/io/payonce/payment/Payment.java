@@ -1,0 +1,39 @@
+package io.payonce.payment;
+
+import java.time.Instant;
+
+import io.payonce.mysql.UtcTime;
+import io.vertx.mutiny.sqlclient.Row;
+
+/** One payment attempt under one merchant request number. */
+public record Payment(
+        long id,
+        String merchantId,
+        String requestNo,
+        String orderNo,
+        String token,
+        long amount,
+        String currency,
+        PaymentStatus status,
+        String channelTxnId,
+        Instant createdAt,
+        Instant updatedAt) {
+
+    static final String COLUMNS =
+            "id, merchant_id, request_no, order_no, token, amount, currency, status, channel_txn_id, created_at, updated_at";
+
+    static Payment from(Row row) {
+        return new Payment(
+                row.getLong("id"),
+                row.getString("merchant_id"),
+                row.getString("request_no"),
+                row.getString("order_no"),
+                row.getString("token"),
+                row.getLong("amount"),
+                row.getString("currency"),
+                PaymentStatus.valueOf(row.getString("status")),
+                row.getString("channel_txn_id"),
+                UtcTime.fromColumn(row.getLocalDateTime("created_at")),
+                UtcTime.fromColumn(row.getLocalDateTime("updated_at")));
+    }
+}

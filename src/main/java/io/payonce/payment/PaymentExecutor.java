@@ -1,0 +1,211 @@
+package io.payonce.payment;
+
+import java.time.Instant;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import org.jboss.logging.Logger;
+
+import io.payonce.channel.ChargeResult;
+import io.payonce.channel.PaymentChannel;
+import io.payonce.idempotency.StoredResponse;
+import io.payonce.idempotency.TokenRepository;
+import io.payonce.mysql.MysqlErrors;
+import io.payonce.mysql.UtcTime;
+import io.payonce.order.Order;
+import io.payonce.order.OrderRepository;
+import io.payonce.order.OrderStatus;
+import io.payonce.payment.PayMetrics.Layer;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.SqlClient;
+
+/**
+ * Layers 2 and 3 and the charge: the payment record under its unique request number and the order's
+ * move to PAYING commit together, the channel is called outside any transaction, and the outcome
+ * settles payment, order and (when there is one) the token's stored answer in one transaction.
+ * Every path that can charge, HTTP or not, comes through {@link #execute}.
+ */
+@ApplicationScoped
+public class PaymentExecutor {
+
+    private static final Logger LOG = Logger.getLogger(PaymentExecutor.class);
+
+    private final Pool pool;
+    private final OrderRepository orders;
+    private final PaymentRepository payments;
+    private final TokenRepository tokens;
+    private final PaymentChannel channel;
+    private final OutcomeRenderer renderer;
+    private final PayMetrics metrics;
+
+    PaymentExecutor(Pool pool, OrderRepository orders, PaymentRepository payments, TokenRepository tokens,
+            PaymentChannel channel, OutcomeRenderer renderer, PayMetrics metrics) {
+        this.pool = pool;
+        this.orders = orders;
+        this.payments = payments;
+        this.tokens = tokens;
+        this.channel = channel;
+        this.renderer = renderer;
+        this.metrics = metrics;
+    }
+
+    /** An outcome with the answer rendered for it (and stored, when the command has a token). */
+    public record Executed(PayOutcome outcome, StoredResponse response) {
+    }
+
+    /** The payment record exists and the order is PAYING: the charge may be sent. */
+    private record Started(long paymentId, Order order) {
+    }
+
+    /** Rolls the opening transaction back with an outcome to answer. */
+    private static final class Stop extends RuntimeException {
+        final PayOutcome outcome;
+
+        Stop(PayOutcome outcome) {
+            super(null, null, false, false);
+            this.outcome = outcome;
+        }
+    }
+
+    /**
+     * Executes the command. Fails only with {@link TemporarilyUnavailableException} (nothing irreversible
+     * happened) or {@link AlreadySettledException}; once a charge was sent every failure becomes
+     * {@link PayOutcome.Processing}, never a retryable error.
+     */
+    public Uni<Executed> execute(PayCommand cmd) {
+        return open(cmd)
+                .onFailure(Stop.class).recoverWithItem(stop -> ((Stop) stop).outcome)
+                .onFailure(MysqlErrors::isDuplicateKey).recoverWithUni(dup -> requestNoTaken(cmd))
+                .onFailure().transform(e -> new TemporarilyUnavailableException("database unavailable before the charge", e))
+                .flatMap(opened -> opened instanceof Started started
+                        ? charge(cmd, started)
+                        : finish(cmd, (PayOutcome) opened));
+    }
+
+    /**
+     * Layer 2 then layer 3, in one transaction; a refusal rolls the payment record back. The order is read
+     * without a lock: the conditional update alone decides, so two requests for one order cannot both
+     * move it whatever they read.
+     */
+    private Uni<Object> open(PayCommand cmd) {
+        return pool.withTransaction(tx -> orders.find(tx, cmd.merchantId(), cmd.orderNo()).flatMap(order -> {
+            if (order == null) {
+                return Uni.createFrom().item(new PayOutcome.OrderNotFound(cmd.orderNo(), cmd.requestNo()));
+            }
+            if (order.amount() != cmd.amount() || (cmd.currency() != null && !cmd.currency().equals(order.currency()))) {
+                return Uni.createFrom().item(new PayOutcome.AmountMismatch(cmd.orderNo(), cmd.requestNo()));
+            }
+            Instant now = UtcTime.now();
+            return payments.insert(tx, cmd.merchantId(), cmd.requestNo(), cmd.orderNo(), cmd.token(),
+                    order.amount(), order.currency(), now)
+                    .flatMap(paymentId -> orders.transition(tx, order, OrderStatus.PENDING, OrderStatus.PAYING, now)
+                            .map(moved -> {
+                                if (!moved) {
+                                    metrics.stopped(Layer.STATE_MACHINE);
+                                    throw new Stop(new PayOutcome.OrderNotPayable(cmd.orderNo(), cmd.requestNo(),
+                                            order.status().name()));
+                                }
+                                return new Started(paymentId, order.movedTo(OrderStatus.PAYING, now));
+                            }));
+        }));
+    }
+
+    /** The unique index refused the record: another request holds the number, or this one's own retry. */
+    private Uni<Object> requestNoTaken(PayCommand cmd) {
+        metrics.stopped(Layer.UNIQUE_INDEX);
+        return payments.find(cmd.merchantId(), cmd.requestNo()).map(existing -> {
+            if (existing != null && cmd.token() != null && cmd.token().equals(existing.token())
+                    && existing.status() == PaymentStatus.PROCESSING) {
+                // this token's own earlier attempt, cut short: its outcome is the channel's to tell
+                return new PayOutcome.Processing(cmd.orderNo(), cmd.requestNo());
+            }
+            return new PayOutcome.RequestNoConflict(cmd.orderNo(), cmd.requestNo());
+        });
+    }
+
+    private Uni<Executed> charge(PayCommand cmd, Started started) {
+        Order order = started.order();
+        return channel.charge(cmd.merchantId(), cmd.orderNo(), cmd.requestNo(), order.amount(), order.currency())
+                .flatMap(result -> {
+                    if (result instanceof ChargeResult.Succeeded ok) {
+                        return settle(cmd, started, PaymentStatus.SUCCEEDED, ok.txnId(), OrderStatus.PAID,
+                                new PayOutcome.Paid(cmd.orderNo(), cmd.requestNo(), order.amount(), order.currency(),
+                                        ok.txnId(), UtcTime.now()));
+                    }
+                    if (result instanceof ChargeResult.Declined declined) {
+                        return settle(cmd, started, PaymentStatus.FAILED, declined.txnId(), OrderStatus.PENDING,
+                                new PayOutcome.Declined(cmd.orderNo(), cmd.requestNo()));
+                    }
+                    if (result instanceof ChargeResult.NotAccepted refused) {
+                        return undo(started, refused.reason());
+                    }
+                    return processing(cmd);
+                });
+    }
+
+    /** Settles payment, order and token in one transaction, so no crash can leave them disagreeing. */
+    private Uni<Executed> settle(PayCommand cmd, Started started, PaymentStatus paymentStatus, String txnId,
+            OrderStatus orderStatus, PayOutcome outcome) {
+        StoredResponse response = renderer.render(outcome);
+        Instant now = UtcTime.now();
+        return pool.withTransaction(tx -> payments.settle(tx, started.paymentId(), paymentStatus, txnId, now)
+                .flatMap(settled -> {
+                    if (!settled) {
+                        throw new AlreadySettledException();
+                    }
+                    return orders.transition(tx, started.order(), OrderStatus.PAYING, orderStatus, now);
+                })
+                .flatMap(moved -> {
+                    if (!moved) {
+                        throw new IllegalStateException("order " + cmd.orderNo() + " left PAYING under its payment");
+                    }
+                    return storeIn(tx, cmd, response);
+                }))
+                .replaceWith(new Executed(outcome, response))
+                .onFailure(e -> !(e instanceof AlreadySettledException)).recoverWithUni(e -> {
+                    LOG.errorf(e, "settling %s failed after the charge; reconciliation will settle it", cmd.requestNo());
+                    return processing(cmd);
+                });
+    }
+
+    /** The channel refused before accepting: nothing was charged, so the attempt is taken back whole. */
+    private Uni<Executed> undo(Started started, String reason) {
+        Instant now = UtcTime.now();
+        return pool.withTransaction(tx -> payments.deleteUnaccepted(tx, started.paymentId())
+                .flatMap(deleted -> orders.transition(tx, started.order(), OrderStatus.PAYING, OrderStatus.PENDING, now)))
+                .onItemOrFailure().transform((moved, failure) -> {
+                    if (failure != null) {
+                        LOG.warnf(failure, "undoing unaccepted %s failed; reconciliation will settle it", reason);
+                    }
+                    throw new TemporarilyUnavailableException(reason, failure);
+                });
+    }
+
+    private Uni<Executed> processing(PayCommand cmd) {
+        PayOutcome outcome = new PayOutcome.Processing(cmd.orderNo(), cmd.requestNo());
+        StoredResponse response = renderer.render(outcome);
+        if (cmd.token() == null) {
+            return Uni.createFrom().item(new Executed(outcome, response));
+        }
+        return tokens.recordInterim(cmd.merchantId(), cmd.token(), response, UtcTime.now())
+                .onFailure().recoverWithItem(false)
+                .replaceWith(new Executed(outcome, response));
+    }
+
+    /** Answers a request stopped before any charge, storing the final answer with the token. */
+    private Uni<Executed> finish(PayCommand cmd, PayOutcome outcome) {
+        if (!outcome.isFinal()) {
+            return processing(cmd);
+        }
+        StoredResponse response = renderer.render(outcome);
+        return storeIn(pool, cmd, response).replaceWith(new Executed(outcome, response));
+    }
+
+    private Uni<Void> storeIn(SqlClient client, PayCommand cmd, StoredResponse response) {
+        if (cmd.token() == null) {
+            return Uni.createFrom().voidItem();
+        }
+        return tokens.complete(client, cmd.merchantId(), cmd.token(), response, UtcTime.now()).replaceWithVoid();
+    }
+}

@@ -1,0 +1,84 @@
+package io.payonce.payment;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import io.payonce.mysql.UtcTime;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.mysqlclient.MySQLClient;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.SqlClient;
+import io.vertx.mutiny.sqlclient.Tuple;
+
+/** SQL for payment records. The unique index on (merchant_id, request_no) is layer 2. */
+@ApplicationScoped
+public class PaymentRepository {
+
+    private static final String INSERT = """
+            INSERT INTO payments (merchant_id, request_no, order_no, token, amount, currency, status, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, 'PROCESSING', ?, ?)""";
+
+    private static final String FIND = "SELECT " + Payment.COLUMNS + " FROM payments WHERE merchant_id = ? AND request_no = ?";
+
+    private static final String FIND_BY_ORDER = "SELECT " + Payment.COLUMNS + " FROM payments WHERE merchant_id = ? AND order_no = ? ORDER BY id";
+
+    private static final String SETTLE = """
+            UPDATE payments SET status = ?, channel_txn_id = ?, updated_at = ?
+            WHERE id = ? AND status = 'PROCESSING'""";
+
+    /** Only a charge the channel never accepted is undone, so nothing that was charged is forgotten. */
+    private static final String DELETE_UNACCEPTED = """
+            DELETE FROM payments WHERE id = ? AND status = 'PROCESSING'""";
+
+    private final Pool pool;
+
+    PaymentRepository(Pool pool) {
+        this.pool = pool;
+    }
+
+    /** Inserts a PROCESSING record and returns its id; a reused request number fails with 1062. */
+    public Uni<Long> insert(SqlClient tx, String merchantId, String requestNo, String orderNo, String token,
+            long amount, String currency, Instant now) {
+        return tx.preparedQuery(INSERT)
+                .execute(Tuple.from(new Object[] { merchantId, requestNo, orderNo, token, amount, currency,
+                        UtcTime.toColumn(now), UtcTime.toColumn(now) }))
+                .map(rows -> rows.property(MySQLClient.LAST_INSERTED_ID));
+    }
+
+    public Uni<Payment> find(String merchantId, String requestNo) {
+        return find(pool, merchantId, requestNo);
+    }
+
+    public Uni<Payment> find(SqlClient client, String merchantId, String requestNo) {
+        return client.preparedQuery(FIND).execute(Tuple.of(merchantId, requestNo)).map(rows -> {
+            var it = rows.iterator();
+            return it.hasNext() ? Payment.from(it.next()) : null;
+        });
+    }
+
+    public Uni<List<Payment>> findByOrder(String merchantId, String orderNo) {
+        return pool.preparedQuery(FIND_BY_ORDER).execute(Tuple.of(merchantId, orderNo)).map(rows -> {
+            List<Payment> payments = new ArrayList<>();
+            for (Row row : rows) {
+                payments.add(Payment.from(row));
+            }
+            return payments;
+        });
+    }
+
+    /** Moves a PROCESSING payment to its final status; false when it was settled already. */
+    public Uni<Boolean> settle(SqlClient tx, long id, PaymentStatus status, String channelTxnId, Instant now) {
+        return tx.preparedQuery(SETTLE)
+                .execute(Tuple.of(status.name(), channelTxnId, UtcTime.toColumn(now), id))
+                .map(rows -> rows.rowCount() == 1);
+    }
+
+    /** Removes a PROCESSING record whose charge the channel refused before accepting it. */
+    public Uni<Boolean> deleteUnaccepted(SqlClient tx, long id) {
+        return tx.preparedQuery(DELETE_UNACCEPTED).execute(Tuple.of(id)).map(rows -> rows.rowCount() == 1);
+    }
+}

@@ -1,0 +1,64 @@
+package io.payonce.sandbox;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.Tuple;
+
+/** The sandbox's books: one charge per merchant request number, and a count of calls per order. */
+@ApplicationScoped
+public class SandboxLedger {
+
+    private static final String COUNT_ATTEMPT = """
+            INSERT INTO sandbox_attempts (merchant_id, order_no, attempts) VALUES (?, ?, 1)
+            ON DUPLICATE KEY UPDATE attempts = attempts + 1""";
+
+    private static final String FIND = "SELECT " + SandboxCharge.COLUMNS + " FROM sandbox_charges WHERE merchant_id = ? AND request_no = ?";
+
+    private static final String INSERT = """
+            INSERT INTO sandbox_charges (merchant_id, request_no, order_no, amount, currency, status, txn_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?)""";
+
+    private static final String LEDGER = """
+            SELECT (SELECT COUNT(*) FROM sandbox_charges
+                    WHERE merchant_id = ? AND order_no = ? AND status = 'SUCCEEDED') AS charges,
+                   (SELECT COALESCE(MAX(attempts), 0) FROM sandbox_attempts
+                    WHERE merchant_id = ? AND order_no = ?) AS attempts""";
+
+    private final Pool pool;
+
+    SandboxLedger(Pool pool) {
+        this.pool = pool;
+    }
+
+    public record OrderLedger(String orderNo, long charges, long attempts) {
+    }
+
+    public Uni<Void> countAttempt(String merchantId, String orderNo) {
+        return pool.preparedQuery(COUNT_ATTEMPT).execute(Tuple.of(merchantId, orderNo)).replaceWithVoid();
+    }
+
+    public Uni<SandboxCharge> find(String merchantId, String requestNo) {
+        return pool.preparedQuery(FIND).execute(Tuple.of(merchantId, requestNo)).map(rows -> {
+            var it = rows.iterator();
+            return it.hasNext() ? SandboxCharge.from(it.next()) : null;
+        });
+    }
+
+    /** Records a charge; fails with a duplicate-key error when the request number was charged already. */
+    public Uni<Void> insert(String merchantId, SandboxCharge charge) {
+        return pool.preparedQuery(INSERT)
+                .execute(Tuple.from(new Object[] { merchantId, charge.requestNo(), charge.orderNo(), charge.amount(),
+                        charge.currency(), charge.status(), charge.txnId() }))
+                .replaceWithVoid();
+    }
+
+    public Uni<OrderLedger> ledger(String merchantId, String orderNo) {
+        return pool.preparedQuery(LEDGER).execute(Tuple.of(merchantId, orderNo, merchantId, orderNo)).map(rows -> {
+            Row row = rows.iterator().next();
+            return new OrderLedger(orderNo, row.getLong("charges"), row.getLong("attempts"));
+        });
+    }
+}

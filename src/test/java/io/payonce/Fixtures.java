@@ -1,0 +1,95 @@
+package io.payonce;
+
+import static io.restassured.RestAssured.given;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+
+import io.restassured.http.ContentType;
+import io.restassured.response.Response;
+import io.restassured.specification.RequestSpecification;
+
+/** Starts a test from any state through the real HTTP API. */
+public final class Fixtures {
+
+    public static final String MERCHANT = "merchant_a";
+    public static final String OTHER_MERCHANT = "merchant_b";
+    public static final long AMOUNT = 1999;
+    public static final String CURRENCY = "USD";
+
+    private Fixtures() {
+    }
+
+    /** A fresh identifier, so tests never collide on order or request numbers. */
+    public static String id(String prefix) {
+        return prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+    }
+
+    public static RequestSpecification as(String merchantId) {
+        return given().header("X-Merchant-Id", merchantId).contentType(ContentType.JSON);
+    }
+
+    /** A PENDING order of {@link #AMOUNT} {@link #CURRENCY}; returns its order number. */
+    public static String pendingOrder(String merchantId) {
+        String orderNo = id("ord");
+        as(merchantId).body(Map.of("order_no", orderNo, "amount", AMOUNT, "currency", CURRENCY))
+                .post("/orders").then().statusCode(201);
+        return orderNo;
+    }
+
+    public static String pendingOrder() {
+        return pendingOrder(MERCHANT);
+    }
+
+    public static String token(String merchantId) {
+        return given().header("X-Merchant-Id", merchantId).post("/tokens")
+                .then().statusCode(201).extract().path("token");
+    }
+
+    public static String token() {
+        return token(MERCHANT);
+    }
+
+    public static Map<String, Object> payBody(String orderNo, String requestNo, long amount) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("order_no", orderNo);
+        body.put("request_no", requestNo);
+        body.put("amount", amount);
+        return body;
+    }
+
+    /** POST /pay with the token in the Idempotency-Key header as a structured-field string. */
+    public static Response pay(String merchantId, String token, Map<String, Object> body) {
+        return as(merchantId).header("Idempotency-Key", "\"" + token + "\"").body(body).post("/pay");
+    }
+
+    public static Response pay(String token, String orderNo, String requestNo) {
+        return pay(MERCHANT, token, payBody(orderNo, requestNo, AMOUNT));
+    }
+
+    /** The next {@code count} sandbox charges take {@code mode} after {@code latencyMs}. */
+    public static void sandbox(String mode, long latencyMs, int count) {
+        as(MERCHANT).body(Map.of("mode", mode, "latency_ms", latencyMs, "count", count))
+                .put("/sandbox/behavior").then().statusCode(200);
+    }
+
+    public static void sandboxNormal() {
+        sandbox("ok", 0, 0);
+    }
+
+    /** Distinct successful charges the sandbox holds for the order. */
+    public static int ledgerCharges(String merchantId, String orderNo) {
+        return as(merchantId).queryParam("order_no", orderNo).get("/sandbox/charges")
+                .then().statusCode(200).extract().path("charges");
+    }
+
+    public static int ledgerAttempts(String merchantId, String orderNo) {
+        return as(merchantId).queryParam("order_no", orderNo).get("/sandbox/charges")
+                .then().statusCode(200).extract().path("attempts");
+    }
+
+    public static String orderStatus(String merchantId, String orderNo) {
+        return as(merchantId).get("/orders/" + orderNo).then().statusCode(200).extract().path("status");
+    }
+}

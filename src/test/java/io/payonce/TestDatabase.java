@@ -1,0 +1,54 @@
+package io.payonce;
+
+import java.time.Duration;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.Tuple;
+
+/** Direct SQL for tests: cleaning tables before each test and counting rows after it. */
+@ApplicationScoped
+public class TestDatabase {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    private static final String[] TABLES = { "payments", "orders", "idempotency_tokens", "sandbox_charges",
+            "sandbox_attempts" };
+
+    private final Pool pool;
+
+    TestDatabase(Pool pool) {
+        this.pool = pool;
+    }
+
+    public void clean() {
+        for (String table : TABLES) {
+            pool.query("DELETE FROM " + table).execute().await().atMost(TIMEOUT);
+        }
+    }
+
+    /** The single number a {@code SELECT COUNT(*) ...} answers. */
+    public long count(String sql, Object... args) {
+        Row row = pool.preparedQuery(sql).execute(Tuple.from(args)).await().atMost(TIMEOUT).iterator().next();
+        return row.getLong(0);
+    }
+
+    public long payments(String merchantId, String orderNo) {
+        return count("SELECT COUNT(*) FROM payments WHERE merchant_id = ? AND order_no = ?", merchantId, orderNo);
+    }
+
+    public long orders(String merchantId) {
+        return count("SELECT COUNT(*) FROM orders WHERE merchant_id = ?", merchantId);
+    }
+
+    public String tokenState(String merchantId, String token) {
+        var rows = pool.preparedQuery("SELECT state FROM idempotency_tokens WHERE merchant_id = ? AND token = ?")
+                .execute(Tuple.of(merchantId, token)).await().atMost(TIMEOUT);
+        return rows.size() == 0 ? null : rows.iterator().next().getString("state");
+    }
+
+    public void execute(String sql, Object... args) {
+        pool.preparedQuery(sql).execute(Tuple.from(args)).await().atMost(TIMEOUT);
+    }
+}
