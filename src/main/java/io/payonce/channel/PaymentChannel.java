@@ -1,5 +1,6 @@
 package io.payonce.channel;
 
+import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.UnknownHostException;
@@ -10,6 +11,9 @@ import jakarta.ws.rs.client.ClientRequestFilter;
 import jakarta.ws.rs.core.Response;
 
 import org.jboss.logging.Logger;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.payonce.PayOnceConfig;
 import io.quarkus.rest.client.reactive.QuarkusRestClientBuilder;
@@ -25,17 +29,19 @@ public class PaymentChannel {
     private static final Logger LOG = Logger.getLogger(PaymentChannel.class);
 
     private final PayOnceConfig config;
+    private final ObjectMapper json;
     private volatile ChannelApi api;
 
-    PaymentChannel(PayOnceConfig config) {
+    PaymentChannel(PayOnceConfig config, ObjectMapper json) {
         this.config = config;
+        this.json = json;
     }
 
     public Uni<ChargeResult> charge(String merchantId, String orderNo, String requestNo, long amount, String currency) {
         return Uni.createFrom().deferred(() -> api()
                 .charge(merchantId, new ChannelApi.ChargeRequest(merchantId, orderNo, requestNo, amount, currency)))
                 .ifNoItem().after(config.channel().timeout()).fail()
-                .map(PaymentChannel::charged)
+                .map(this::charged)
                 .onFailure().recoverWithItem(PaymentChannel::unanswered);
     }
 
@@ -48,7 +54,7 @@ public class PaymentChannel {
                 .onFailure().recoverWithItem(PaymentChannel::unanswered);
     }
 
-    private static ChargeResult charged(Response response) {
+    private ChargeResult charged(Response response) {
         ChannelApi.ChannelCharge body = body(response);
         if (response.getStatus() == 200 && body != null && "SUCCEEDED".equals(body.status())) {
             return new ChargeResult.Succeeded(body.txnId());
@@ -63,11 +69,19 @@ public class PaymentChannel {
         return new ChargeResult.Unknown("channel answered " + response.getStatus());
     }
 
-    /** The channel's answer, or null when it is not one (an error page of a proxy, say). */
-    private static ChannelApi.ChannelCharge body(Response response) {
+    /**
+     * The channel's answer, or null when it is not one (an error page of a proxy, say). Read as text and
+     * parsed loosely here: error answers come as application/problem+json, with a numeric status.
+     */
+    private ChannelApi.ChannelCharge body(Response response) {
         try {
-            return response.hasEntity() ? response.readEntity(ChannelApi.ChannelCharge.class) : null;
-        } catch (RuntimeException notACharge) {
+            if (!response.hasEntity()) {
+                return null;
+            }
+            JsonNode body = json.readTree(response.readEntity(String.class));
+            return new ChannelApi.ChannelCharge(body.path("txn_id").asText(null), body.path("request_no").asText(null),
+                    body.path("status").isTextual() ? body.path("status").asText() : null, body.path("code").asText(null));
+        } catch (IOException | RuntimeException notACharge) {
             return null;
         }
     }

@@ -1,0 +1,356 @@
+package io.payonce.api;
+
+import static io.payonce.Fixtures.AMOUNT;
+import static io.payonce.Fixtures.MERCHANT;
+import static io.payonce.Fixtures.OTHER_MERCHANT;
+import static io.payonce.Fixtures.as;
+import static io.payonce.Fixtures.id;
+import static io.payonce.Fixtures.pay;
+import static io.payonce.Fixtures.payBody;
+import static io.payonce.Fixtures.pendingOrder;
+import static io.payonce.Fixtures.token;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.notNullValue;
+import static org.hamcrest.Matchers.nullValue;
+import static org.hamcrest.Matchers.startsWith;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.util.Map;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.payonce.Fixtures;
+import io.payonce.TestDatabase;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+
+/** Every row of the contract's POST /pay tables, first execution and duplicates. */
+@QuarkusTest
+class PayContractTest {
+
+    @Inject
+    TestDatabase db;
+
+    @BeforeEach
+    void clean() {
+        db.clean();
+        Fixtures.sandboxNormal();
+    }
+
+    @Test
+    void firstExecution_paysOrder_returns200PaidBody() {
+        String orderNo = pendingOrder();
+        String requestNo = id("req");
+
+        pay(token(), orderNo, requestNo)
+                .then().statusCode(200)
+                .contentType("application/json")
+                .header("Idempotent-Replayed", nullValue())
+                .body("order_no", equalTo(orderNo))
+                .body("request_no", equalTo(requestNo))
+                .body("amount", equalTo((int) AMOUNT))
+                .body("currency", equalTo("USD"))
+                .body("status", equalTo("PAID"))
+                .body("channel_txn_id", notNullValue())
+                .body("paid_at", notNullValue());
+
+        assertEquals("PAID", Fixtures.orderStatus(MERCHANT, orderNo));
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, orderNo));
+        as(MERCHANT).get("/payments/" + requestNo).then().statusCode(200)
+                .body("status", equalTo("SUCCEEDED"))
+                .body("order_no", equalTo(orderNo))
+                .body("amount", equalTo((int) AMOUNT))
+                .body("currency", equalTo("USD"))
+                .body("channel_txn_id", notNullValue())
+                .body("created_at", notNullValue())
+                .body("updated_at", notNullValue());
+    }
+
+    @Test
+    void duplicateAfterFinish_replaysStoredAnswerByteForByte() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        Response first = pay(token, orderNo, requestNo);
+
+        Response again = pay(token, orderNo, requestNo);
+
+        assertEquals(200, again.statusCode());
+        assertEquals(first.asString(), again.asString());
+        assertEquals("true", again.header("Idempotent-Replayed"));
+        assertEquals(1, db.payments(MERCHANT, orderNo));
+        assertEquals(1, Fixtures.ledgerAttempts(MERCHANT, orderNo), "nothing executed again");
+    }
+
+    @Test
+    void tokenInBareHeaderOrBody_isTheSameToken() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        String first = pay(token, orderNo, requestNo).then().statusCode(200).extract().asString();
+
+        String bare = as(MERCHANT).header("Idempotency-Key", token).body(payBody(orderNo, requestNo, AMOUNT))
+                .post("/pay").then().statusCode(200).header("Idempotent-Replayed", "true").extract().asString();
+        Map<String, Object> withToken = payBody(orderNo, requestNo, AMOUNT);
+        withToken.put("token", token);
+        String inBody = as(MERCHANT).body(withToken).post("/pay")
+                .then().statusCode(200).header("Idempotent-Replayed", "true").extract().asString();
+
+        assertEquals(first, bare);
+        assertEquals(first, inBody);
+    }
+
+    @Test
+    void keyOrderAndWhitespace_doNotChangeTheFingerprint() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String first = as(MERCHANT).header("Idempotency-Key", token)
+                .body("{\"order_no\":\"" + orderNo + "\",\"request_no\":\"r_fp\",\"amount\":1999}")
+                .post("/pay").then().statusCode(200).extract().asString();
+
+        String reordered = as(MERCHANT).header("Idempotency-Key", token)
+                .body("{\n  \"amount\" : 1999 ,\n\t\"request_no\": \"r_fp\",   \"order_no\":\"" + orderNo + "\"\n}")
+                .post("/pay").then().statusCode(200).header("Idempotent-Replayed", "true").extract().asString();
+
+        assertEquals(first, reordered);
+    }
+
+    @Test
+    void unknownOrder_returns404OrderNotFound_andReplaysIt() {
+        String token = token();
+        String orderNo = id("missing");
+        Response first = pay(token, orderNo, id("req"));
+        first.then().statusCode(404).contentType("application/problem+json").body("code", equalTo("order_not_found"));
+
+        Response again = pay(MERCHANT, token, payBody(orderNo, first.path("request_no"), AMOUNT));
+
+        assertEquals(404, again.statusCode());
+        assertEquals(first.asString(), again.asString());
+        assertEquals("true", again.header("Idempotent-Replayed"));
+    }
+
+    @Test
+    void amountDiffersFromOrder_returns422AmountMismatch_andReplaysIt() {
+        String orderNo = pendingOrder();
+        String token = token();
+        Map<String, Object> body = payBody(orderNo, id("req"), AMOUNT + 1);
+        Response first = pay(MERCHANT, token, body);
+        first.then().statusCode(422).body("code", equalTo("amount_mismatch"));
+
+        Response again = pay(MERCHANT, token, body);
+
+        assertEquals(first.asString(), again.asString());
+        assertEquals("true", again.header("Idempotent-Replayed"));
+        assertEquals(0, db.payments(MERCHANT, orderNo));
+        assertEquals("PENDING", Fixtures.orderStatus(MERCHANT, orderNo));
+    }
+
+    @Test
+    void currencyDiffersFromOrder_returns422AmountMismatch() {
+        String orderNo = pendingOrder();
+        Map<String, Object> body = payBody(orderNo, id("req"), AMOUNT);
+        body.put("currency", "EUR");
+
+        pay(MERCHANT, token(), body).then().statusCode(422).body("code", equalTo("amount_mismatch"));
+        assertEquals(0, db.payments(MERCHANT, orderNo));
+    }
+
+    @Test
+    void matchingCurrency_isAccepted() {
+        String orderNo = pendingOrder();
+        Map<String, Object> body = payBody(orderNo, id("req"), AMOUNT);
+        body.put("currency", "USD");
+
+        pay(MERCHANT, token(), body).then().statusCode(200).body("status", equalTo("PAID"));
+    }
+
+    @Test
+    void orderAlreadyPaid_returns409OrderNotPayable_andReplaysIt() {
+        String orderNo = pendingOrder();
+        pay(token(), orderNo, id("req")).then().statusCode(200);
+        String token = token();
+        String requestNo = id("req");
+
+        Response first = pay(token, orderNo, requestNo);
+        first.then().statusCode(409).body("code", equalTo("order_not_payable"));
+        Response again = pay(token, orderNo, requestNo);
+
+        assertEquals(first.asString(), again.asString());
+        assertEquals("true", again.header("Idempotent-Replayed"));
+        assertEquals(1, db.payments(MERCHANT, orderNo));
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, orderNo));
+    }
+
+    @Test
+    void orderPayingUnderAnotherRequest_returns409OrderNotPayable() {
+        String orderNo = pendingOrder();
+        db.execute("UPDATE orders SET status = 'PAYING', version = version + 1 WHERE merchant_id = ? AND order_no = ?",
+                MERCHANT, orderNo);
+
+        pay(token(), orderNo, id("req")).then().statusCode(409).body("code", equalTo("order_not_payable"));
+        assertEquals(0, db.payments(MERCHANT, orderNo));
+    }
+
+    @Test
+    void requestNoUsedByAnotherToken_returns409RequestNoConflict_andReplaysIt() {
+        String paidOrder = pendingOrder();
+        String requestNo = id("req");
+        pay(token(), paidOrder, requestNo).then().statusCode(200);
+        String otherOrder = pendingOrder();
+        String token = token();
+
+        Response first = pay(token, otherOrder, requestNo);
+        first.then().statusCode(409).body("code", equalTo("request_no_conflict"));
+        Response again = pay(token, otherOrder, requestNo);
+
+        assertEquals(first.asString(), again.asString());
+        assertEquals("true", again.header("Idempotent-Replayed"));
+        assertEquals(0, db.payments(MERCHANT, otherOrder));
+        assertEquals("PENDING", Fixtures.orderStatus(MERCHANT, otherOrder));
+    }
+
+    @Test
+    void channelDeclines_returns402_paymentFailed_orderPayableAgain() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        Fixtures.sandbox("decline", 0, 1);
+
+        Response first = pay(token, orderNo, requestNo);
+        first.then().statusCode(402).body("code", equalTo("payment_declined"));
+
+        assertEquals(first.asString(), pay(token, orderNo, requestNo).asString());
+        as(MERCHANT).get("/payments/" + requestNo).then().body("status", equalTo("FAILED"));
+        assertEquals("PENDING", Fixtures.orderStatus(MERCHANT, orderNo));
+        pay(token(), orderNo, id("req")).then().statusCode(200).body("status", equalTo("PAID"));
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, orderNo));
+    }
+
+    @Test
+    void channelOutcomeUnknown_returns202Processing_tokenStaysInProgress() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        Fixtures.sandbox("timeout_after_accept", 0, 1);
+
+        pay(token, orderNo, requestNo)
+                .then().statusCode(202)
+                .body("order_no", equalTo(orderNo))
+                .body("request_no", equalTo(requestNo))
+                .body("status", equalTo("PROCESSING"));
+
+        assertEquals("IN_PROGRESS", db.tokenState(MERCHANT, token));
+        as(MERCHANT).get("/payments/" + requestNo).then().body("status", equalTo("PROCESSING"));
+        assertEquals("PAYING", Fixtures.orderStatus(MERCHANT, orderNo));
+    }
+
+    @Test
+    void channelRefusesBeforeAccepting_returns503_tokenReleasedForRetry() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        Fixtures.sandbox("fail_before_accept", 0, 1);
+
+        pay(token, orderNo, requestNo)
+                .then().statusCode(503)
+                .header("Retry-After", notNullValue())
+                .body("code", equalTo("temporarily_unavailable"));
+
+        assertEquals("AVAILABLE", db.tokenState(MERCHANT, token));
+        assertEquals(0, db.payments(MERCHANT, orderNo));
+        assertEquals("PENDING", Fixtures.orderStatus(MERCHANT, orderNo));
+        pay(token, orderNo, requestNo).then().statusCode(200).header("Idempotent-Replayed", nullValue());
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, orderNo));
+    }
+
+    @Test
+    void releasedToken_keepsItsFingerprintBound() {
+        String orderNo = pendingOrder();
+        String token = token();
+        Fixtures.sandbox("fail_before_accept", 0, 1);
+        pay(token, orderNo, id("req")).then().statusCode(503);
+
+        pay(token, orderNo, id("other")).then().statusCode(422).body("code", equalTo("idempotency_key_reused"));
+    }
+
+    @Test
+    void differentFingerprint_returns422KeyReused_revealsNothing() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        String first = pay(token, orderNo, requestNo).then().statusCode(200).extract().asString();
+        String txnId = Fixtures.as(MERCHANT).get("/payments/" + requestNo).then().extract().path("channel_txn_id");
+
+        String reused = pay(MERCHANT, token, payBody(orderNo, id("req"), AMOUNT))
+                .then().statusCode(422).contentType("application/problem+json")
+                .body("code", equalTo("idempotency_key_reused"))
+                .extract().asString();
+
+        assertFalse(reused.contains(txnId), "the stored answer is not revealed");
+        assertFalse(reused.equals(first));
+        assertEquals(1, db.payments(MERCHANT, orderNo));
+        assertEquals(1, Fixtures.ledgerAttempts(MERCHANT, orderNo));
+    }
+
+    @Test
+    void noToken_returns400KeyMissing() {
+        as(MERCHANT).body(payBody(pendingOrder(), id("req"), AMOUNT)).post("/pay")
+                .then().statusCode(400).body("code", equalTo("idempotency_key_missing"));
+    }
+
+    @Test
+    void headerAndBodyTokensDiffer_returns400() {
+        Map<String, Object> body = payBody(pendingOrder(), id("req"), AMOUNT);
+        body.put("token", token());
+
+        pay(MERCHANT, token(), body).then().statusCode(400).contentType("application/problem+json")
+                .body("code", equalTo("conflicting_idempotency_key"));
+    }
+
+    @Test
+    void unknownExpiredOrForeignToken_allAnswerTheSame400() {
+        String orderNo = pendingOrder();
+        Map<String, Object> body = payBody(orderNo, id("req"), AMOUNT);
+        String expired = token();
+        db.execute("UPDATE idempotency_tokens SET expires_at = '2020-01-01 00:00:00' WHERE token = ?", expired);
+        String foreign = token(OTHER_MERCHANT);
+
+        String unknown = pay(MERCHANT, "tok_" + "A".repeat(32), body).then().statusCode(400).extract().asString();
+        String whenExpired = pay(MERCHANT, expired, body).then().statusCode(400).extract().asString();
+        String whenForeign = pay(MERCHANT, foreign, body).then().statusCode(400).extract().asString();
+        String malformed = pay(MERCHANT, "not-a-token", body).then().statusCode(400).extract().asString();
+
+        assertEquals(unknown, whenExpired);
+        assertEquals(unknown, whenForeign);
+        assertEquals(unknown, malformed);
+        Response r = pay(MERCHANT, foreign, body);
+        r.then().body("code", equalTo("invalid_idempotency_token"));
+        assertEquals(0, db.payments(MERCHANT, orderNo));
+        assertEquals("AVAILABLE", db.tokenState(OTHER_MERCHANT, foreign), "merchant A cannot consume B's token");
+    }
+
+    @Test
+    void problemBodies_haveTypeTitleStatusDetailCode() {
+        pay(token(), id("missing"), id("req"))
+                .then().statusCode(404)
+                .contentType("application/problem+json")
+                .body("type", startsWith("urn:payonce:problem:"))
+                .body("title", notNullValue())
+                .body("status", equalTo(404))
+                .body("detail", notNullValue())
+                .body("code", equalTo("order_not_found"));
+    }
+
+    @Test
+    void clientKey_isInvalidWhileClientKeysAreOff() {
+        String orderNo = pendingOrder();
+        pay(MERCHANT, "client-generated-key-0001", payBody(orderNo, id("req"), AMOUNT))
+                .then().statusCode(400).body("code", equalTo("invalid_idempotency_token"));
+        assertNull(db.tokenState(MERCHANT, "client-generated-key-0001"));
+    }
+}
