@@ -1,0 +1,54 @@
+package io.payonce.operations;
+
+import static io.payonce.Fixtures.pendingOrder;
+import static io.payonce.Fixtures.pay;
+import static io.payonce.Fixtures.id;
+import static io.payonce.Fixtures.token;
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+
+import org.junit.jupiter.api.Test;
+
+import io.payonce.Fixtures;
+import io.quarkus.test.junit.QuarkusTest;
+
+/** Health, metrics and the OpenAPI document, as an operator and a client developer see them. */
+@QuarkusTest
+class OperationsEndpointsTest {
+
+    @Test
+    void liveness_isUp() {
+        given().get("/q/health/live").then().statusCode(200).body("status", equalTo("UP"));
+    }
+
+    @Test
+    void readiness_isUpWithTheDatabase() {
+        given().get("/q/health/ready").then().statusCode(200).body("status", equalTo("UP"))
+                .body(containsString("Database connections health check"));
+    }
+
+    @Test
+    void metrics_countReplaysAndDuplicatesStoppedPerLayer() {
+        Fixtures.sandboxNormal();
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        pay(token, orderNo, requestNo).then().statusCode(200);
+        pay(token, orderNo, requestNo).then().statusCode(200);
+
+        given().get("/q/metrics").then().statusCode(200)
+                .body(containsString("payonce_duplicates_stopped_total{layer=\"token\"}"))
+                .body(containsString("payonce_replays_total{source=\"mysql\"}"));
+    }
+
+    @Test
+    void openapi_documentsTheApi() {
+        given().get("/q/openapi").then().statusCode(200)
+                .body(containsString("/pay"))
+                .body(containsString("/orders/{order_no}"))
+                .body(containsString("/tokens"))
+                .body(containsString("/payments/{request_no}"))
+                .body(containsString("PayRequest"));
+    }
+}

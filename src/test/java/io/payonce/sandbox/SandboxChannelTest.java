@@ -1,0 +1,145 @@
+package io.payonce.sandbox;
+
+import static io.payonce.Fixtures.MERCHANT;
+import static io.payonce.Fixtures.OTHER_MERCHANT;
+import static io.payonce.Fixtures.as;
+import static io.payonce.Fixtures.id;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.greaterThanOrEqualTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.payonce.Fixtures;
+import io.payonce.TestDatabase;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+
+/** The sandbox channel on its own: idempotent by request number, with a ledger and fault behaviour. */
+@QuarkusTest
+class SandboxChannelTest {
+
+    @Inject
+    TestDatabase db;
+
+    @BeforeEach
+    void clean() {
+        db.clean();
+        Fixtures.sandboxNormal();
+    }
+
+    private static Response charge(String merchant, String orderNo, String requestNo) {
+        return as(merchant).body(Map.of("merchant_id", merchant, "order_no", orderNo, "request_no", requestNo,
+                "amount", 700, "currency", "EUR")).post("/sandbox/charges");
+    }
+
+    @Test
+    void secondChargeWithSameRequestNo_returnsFirstTransaction_chargesNothing() {
+        String orderNo = id("ord");
+        String requestNo = id("req");
+        String first = charge(MERCHANT, orderNo, requestNo).then().statusCode(200)
+                .body("status", equalTo("SUCCEEDED")).extract().path("txn_id");
+
+        String second = charge(MERCHANT, orderNo, requestNo).then().statusCode(200).extract().path("txn_id");
+
+        assertEquals(first, second);
+        as(MERCHANT).queryParam("order_no", orderNo).get("/sandbox/charges").then().statusCode(200)
+                .body("order_no", equalTo(orderNo))
+                .body("charges", equalTo(1))
+                .body("attempts", equalTo(2));
+    }
+
+    @Test
+    void queryByRequestNo_findsTheCharge_orAnswers404() {
+        String requestNo = id("req");
+        String txn = charge(MERCHANT, id("ord"), requestNo).then().extract().path("txn_id");
+
+        as(MERCHANT).get("/sandbox/charges/" + requestNo).then().statusCode(200)
+                .body("txn_id", equalTo(txn)).body("status", equalTo("SUCCEEDED"));
+        as(MERCHANT).get("/sandbox/charges/" + id("none")).then().statusCode(404)
+                .body("code", equalTo("charge_not_found"));
+        as(OTHER_MERCHANT).get("/sandbox/charges/" + requestNo).then().statusCode(404);
+    }
+
+    @Test
+    void declineMode_recordsADeclinedCharge_notCounted() {
+        String orderNo = id("ord");
+        Fixtures.sandbox("decline", 0, 1);
+
+        charge(MERCHANT, orderNo, id("req")).then().statusCode(200).body("status", equalTo("DECLINED"));
+
+        assertEquals(0, Fixtures.ledgerCharges(MERCHANT, orderNo));
+        assertEquals(1, Fixtures.ledgerAttempts(MERCHANT, orderNo));
+    }
+
+    @Test
+    void failBeforeAccept_refusesWithoutRecording_thenBackToOk() {
+        String orderNo = id("ord");
+        String requestNo = id("req");
+        Fixtures.sandbox("fail_before_accept", 0, 2);
+
+        charge(MERCHANT, orderNo, requestNo).then().statusCode(503).body("code", equalTo("not_accepted"));
+        charge(MERCHANT, orderNo, requestNo).then().statusCode(503);
+        as(MERCHANT).get("/sandbox/charges/" + requestNo).then().statusCode(404);
+        charge(MERCHANT, orderNo, requestNo).then().statusCode(200).body("status", equalTo("SUCCEEDED"));
+
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, orderNo));
+        assertEquals(3, Fixtures.ledgerAttempts(MERCHANT, orderNo));
+    }
+
+    @Test
+    void latency_delaysTheAnswer() {
+        Fixtures.sandbox("ok", 400, 1);
+
+        long started = System.nanoTime();
+        charge(MERCHANT, id("ord"), id("req")).then().statusCode(200);
+        long elapsedMs = (System.nanoTime() - started) / 1_000_000;
+
+        assertTrue(elapsedMs >= 400, "took " + elapsedMs + " ms");
+    }
+
+    @Test
+    void timeoutAfterAccept_recordsTheChargeThenAnswersLate() {
+        String requestNo = id("req");
+        Fixtures.sandbox("timeout_after_accept", 0, 1);
+
+        long started = System.nanoTime();
+        charge(MERCHANT, id("ord"), requestNo).then().statusCode(200);
+        long elapsedMs = (System.nanoTime() - started) / 1_000_000;
+
+        assertTrue(elapsedMs >= 1000, "answered after the 1 s client timeout of the tests: " + elapsedMs);
+        as(MERCHANT).get("/sandbox/charges/" + requestNo).then().statusCode(200);
+    }
+
+    @Test
+    void behaviour_isReplacedAndCountZeroResets() {
+        Fixtures.sandbox("decline", 10, 5);
+        as(MERCHANT).get("/sandbox/behavior").then().body("mode", equalTo("decline")).body("count", equalTo(5));
+
+        Fixtures.sandbox("decline", 0, 0);
+
+        as(MERCHANT).get("/sandbox/behavior").then().body("mode", equalTo("ok")).body("count", equalTo(0));
+        charge(MERCHANT, id("ord"), id("req")).then().body("status", equalTo("SUCCEEDED"));
+    }
+
+    @Test
+    void unknownMode_returns400() {
+        as(MERCHANT).body(Map.of("mode", "explode", "latency_ms", 0, "count", 1)).put("/sandbox/behavior")
+                .then().statusCode(400).contentType("application/problem+json");
+    }
+
+    @Test
+    void chargeForAnotherMerchantThanTheHeader_returns400() {
+        as(MERCHANT).body(Map.of("merchant_id", OTHER_MERCHANT, "order_no", "o1", "request_no", "r1",
+                "amount", 700, "currency", "EUR")).post("/sandbox/charges")
+                .then().statusCode(400).body("code", equalTo("merchant_mismatch"));
+        as(MERCHANT).queryParam("order_no", "o1").get("/sandbox/charges").then()
+                .body("attempts", greaterThanOrEqualTo(0));
+    }
+}
