@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Runs every test: makes sure MariaDB and Redis answer on loopback (installing them if needed),
+# then the Maven build with all tests against them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/services.sh
+source scripts/java17.sh
+./mvnw -B verify "$@"

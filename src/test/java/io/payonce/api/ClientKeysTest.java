@@ -1,0 +1,89 @@
+package io.payonce.api;
+
+import static io.payonce.Fixtures.AMOUNT;
+import static io.payonce.Fixtures.MERCHANT;
+import static io.payonce.Fixtures.OTHER_MERCHANT;
+import static io.payonce.Fixtures.id;
+import static io.payonce.Fixtures.pay;
+import static io.payonce.Fixtures.payBody;
+import static io.payonce.Fixtures.pendingOrder;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.Map;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.payonce.Fixtures;
+import io.payonce.TestDatabase;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+
+/** The optional IETF/Stripe mode: client-generated Idempotency-Key values registered on first use. */
+@QuarkusTest
+@TestProfile(ClientKeysTest.ClientKeysOn.class)
+class ClientKeysTest {
+
+    public static class ClientKeysOn implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("payonce.idempotency.accept-client-keys", "true");
+        }
+    }
+
+    @Inject
+    TestDatabase db;
+
+    @BeforeEach
+    void clean() {
+        db.clean();
+        Fixtures.sandboxNormal();
+    }
+
+    @Test
+    void unknownClientKey_isRegisteredOnFirstUse_andReplayed() {
+        String orderNo = pendingOrder();
+        String key = "8e03978e-40d5-43e8-bc93-6894a57f9324";
+        Map<String, Object> body = payBody(orderNo, id("req"), AMOUNT);
+
+        String first = pay(MERCHANT, key, body).then().statusCode(200).extract().asString();
+        String again = pay(MERCHANT, key, body).then().statusCode(200)
+                .header("Idempotent-Replayed", "true").extract().asString();
+
+        assertEquals(first, again);
+        assertEquals("COMPLETED", db.tokenState(MERCHANT, key));
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, orderNo));
+    }
+
+    @Test
+    void clientKey_isScopedToItsMerchant() {
+        String key = "shared-looking-client-key-42";
+        String orderOfA = pendingOrder(MERCHANT);
+        String orderOfB = pendingOrder(OTHER_MERCHANT);
+        String requestNo = id("req");
+
+        pay(MERCHANT, key, payBody(orderOfA, requestNo, AMOUNT)).then().statusCode(200);
+        pay(OTHER_MERCHANT, key, payBody(orderOfB, requestNo, AMOUNT)).then().statusCode(200)
+                .header("Idempotent-Replayed", (String) null);
+    }
+
+    @Test
+    void clientKeyReusedForAnotherRequest_returns422() {
+        String orderNo = pendingOrder();
+        String key = "client-key-reuse-000001";
+        pay(MERCHANT, key, payBody(orderNo, id("req"), AMOUNT)).then().statusCode(200);
+
+        pay(MERCHANT, key, payBody(orderNo, id("req"), AMOUNT)).then().statusCode(422)
+                .body("code", equalTo("idempotency_key_reused"));
+    }
+
+    @Test
+    void tooShortClientKey_returns400InvalidToken() {
+        pay(MERCHANT, "short-key", payBody(pendingOrder(), id("req"), AMOUNT)).then().statusCode(400)
+                .body("code", equalTo("invalid_idempotency_token"));
+    }
+}
