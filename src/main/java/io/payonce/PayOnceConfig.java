@@ -23,6 +23,8 @@ public interface PayOnceConfig {
 
     Reconcile reconcile();
 
+    Redis redis();
+
     interface Token {
         /** A day covers every client retry policy we know of (mobile apps retry for hours at most). */
         @WithDefault("24h")
@@ -73,5 +75,26 @@ public interface PayOnceConfig {
         /** Well past the channel timeout, so reconciliation never races a live owner's channel call. */
         @WithDefault("30s")
         Duration minAge();
+    }
+
+    interface Redis {
+        /** The fast path is on by default; off, every duplicate takes the MySQL path (same answers, slower). */
+        @WithDefault("true")
+        boolean enabled();
+
+        /**
+         * Every Redis call gives up after this and falls back to MySQL. A local Redis answers in well
+         * under a millisecond; a call this slow means Redis is in trouble, and waiting longer only adds
+         * latency to a path that is correct without it.
+         */
+        @WithDefault("100ms")
+        Duration timeout();
+
+        /**
+         * How long a copy holds the ownership key. Longer than the channel timeout plus the database
+         * work of a payment, so an owner rarely outlives it; short, so a crashed owner blocks nothing long.
+         */
+        @WithDefault("10s")
+        Duration ownershipTtl();
     }
 }

@@ -59,6 +59,28 @@ public final class Fixtures {
         return body;
     }
 
+    /** A pay answer read whole on the thread that received it, so it can be compared on another. */
+    public record Answer(int status, String contentType, String body, String replayed, String retryAfter,
+            long elapsedMs) {
+
+        public static Answer of(Response response, long startedNanos) {
+            String body = response.asString();
+            return new Answer(response.statusCode(), response.contentType(), body,
+                    response.header("Idempotent-Replayed"), response.header("Retry-After"),
+                    (System.nanoTime() - startedNanos) / 1_000_000);
+        }
+
+        public boolean isReplay() {
+            return "true".equals(replayed);
+        }
+    }
+
+    /** {@link #pay(String, String, String)}, read whole and timed. */
+    public static Answer payAnswer(String token, String orderNo, String requestNo) {
+        long started = System.nanoTime();
+        return Answer.of(pay(token, orderNo, requestNo), started);
+    }
+
     /** POST /pay with the token in the Idempotency-Key header as a structured-field string. */
     public static Response pay(String merchantId, String token, Map<String, Object> body) {
         return as(merchantId).header("Idempotency-Key", "\"" + token + "\"").body(body).post("/pay");

@@ -47,9 +47,9 @@ public class PayResponses implements OutcomeRenderer {
             return problem(outcome, 422, "amount_mismatch", "Amount mismatch",
                     "amount or currency differs from order " + outcome.orderNo());
         }
-        if (outcome instanceof PayOutcome.OrderNotPayable notPayable) {
+        if (outcome instanceof PayOutcome.OrderNotPayable) {
             return problem(outcome, 409, "order_not_payable", "Order not payable",
-                    "order " + outcome.orderNo() + " is " + notPayable.orderStatus() + " under another request");
+                    "order " + outcome.orderNo() + " is paid, or being paid under another request");
         }
         if (outcome instanceof PayOutcome.RequestNoConflict) {
             return problem(outcome, 409, "request_no_conflict", "Request number conflict",

@@ -2,6 +2,7 @@ package io.payonce.idempotency;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -11,27 +12,36 @@ import io.payonce.mysql.UtcTime;
 import io.smallrye.mutiny.Uni;
 
 /**
- * Where duplicates wait for the first execution's result. The MySQL row is polled with backoff: it is
- * the authority, so a waiter that only polls is always correct, just slower to wake.
+ * Where duplicates wait for the first execution's result, on whichever instance it runs. A waiter
+ * registers for the token's Redis wake-up, then looks at the stored result (Redis cache, then the
+ * MySQL row), then sleeps until the wake-up or its next poll. The MySQL row is the authority, so a
+ * waiter without Redis is still correct: it only polls faster and wakes later.
  */
 @ApplicationScoped
 public class DuplicateWaiter {
 
+    /** Without pub/sub: poll the row soon and often. */
     private static final Duration FIRST_POLL = Duration.ofMillis(10);
     private static final Duration MAX_POLL = Duration.ofMillis(250);
+    /** With pub/sub the wake-up comes first; polling is only a safety net. */
+    private static final Duration MAX_POLL_LISTENING = Duration.ofSeconds(1);
 
     private final TokenRepository tokens;
+    private final RedisFastPath redis;
+    private final WakeUps wakeUps;
     private final MeterRegistry meters;
 
-    DuplicateWaiter(TokenRepository tokens, MeterRegistry meters) {
+    DuplicateWaiter(TokenRepository tokens, RedisFastPath redis, WakeUps wakeUps, MeterRegistry meters) {
         this.tokens = tokens;
+        this.redis = redis;
+        this.wakeUps = wakeUps;
         this.meters = meters;
     }
 
     /** How a wait ended. */
     public sealed interface Waited {
-        /** The first execution stored its final answer. */
-        record Finished(StoredResponse response) implements Waited {
+        /** The first execution's final answer, and where it was read: redis, pubsub or mysql. */
+        record Finished(StoredResponse response, String source) implements Waited {
         }
 
         /** The owner released the token (transient failure): the waiter may execute it itself. */
@@ -43,28 +53,67 @@ public class DuplicateWaiter {
         }
     }
 
-    public Uni<Waited> await(String merchantId, String token, Instant deadline) {
+    /**
+     * Waits for the token's first execution. Fails with {@link IdempotencyKeyReusedException} when the
+     * token turns out to be bound to another fingerprint.
+     */
+    public Uni<Waited> await(String merchantId, String token, String fingerprint, Instant deadline) {
         Timer.Sample sample = Timer.start(meters);
-        return poll(merchantId, token, deadline, FIRST_POLL).invoke(waited -> sample.stop(meters.timer(
-                "payonce.idempotency.wait", "outcome", waited.getClass().getSimpleName().toLowerCase())));
+        return round(merchantId, token, fingerprint, deadline, FIRST_POLL)
+                .onItemOrFailure().invoke((waited, failure) -> sample.stop(meters.timer("payonce.idempotency.wait",
+                        "outcome", waited == null ? "failed" : waited.getClass().getSimpleName().toLowerCase())));
     }
 
-    private Uni<Waited> poll(String merchantId, String token, Instant deadline, Duration delay) {
-        return tokens.find(merchantId, token).flatMap(row -> {
-            if (row == null || row.state() == TokenState.AVAILABLE) {
-                return Uni.createFrom().item(new Waited.Released());
+    private Uni<Waited> round(String merchantId, String token, String fingerprint, Instant deadline, Duration delay) {
+        CompletableFuture<CachedResult> wake = wakeUps.register(merchantId, token);
+        return look(merchantId, token, fingerprint, deadline)
+                .flatMap(found -> {
+                    if (found != null) {
+                        return Uni.createFrom().item(found);
+                    }
+                    Duration left = Duration.between(UtcTime.now(), deadline);
+                    Duration sleep = delay.compareTo(left) < 0 ? delay : left;
+                    Duration cap = wakeUps.listening() ? MAX_POLL_LISTENING : MAX_POLL;
+                    Duration next = delay.multipliedBy(2).compareTo(cap) < 0 ? delay.multipliedBy(2) : cap;
+                    return Uni.createFrom().completionStage(wake)
+                            .ifNoItem().after(sleep.isNegative() || sleep.isZero() ? Duration.ofMillis(1) : sleep)
+                            .recoverWithItem((CachedResult) null)
+                            .flatMap(notice -> {
+                                if (notice != null && notice.isAnswer()) {
+                                    return Uni.createFrom().item(answer(notice, fingerprint, "pubsub"));
+                                }
+                                return round(merchantId, token, fingerprint, deadline, next);
+                            });
+                })
+                // a waiter leaves cleanly however it ends: answered, timed out, or its client gone
+                .onTermination().invoke(() -> wakeUps.unregister(merchantId, token, wake));
+    }
+
+    /** The stored result if there is one, Released or StillRunning when they apply, else null. */
+    private Uni<Waited> look(String merchantId, String token, String fingerprint, Instant deadline) {
+        return redis.cached(merchantId, token).flatMap(cached -> {
+            if (cached != null && cached.isAnswer()) {
+                return Uni.createFrom().item(answer(cached, fingerprint, "redis"));
             }
-            if (row.state() == TokenState.COMPLETED) {
-                return Uni.createFrom().item(new Waited.Finished(row.response()));
-            }
-            Duration left = Duration.between(UtcTime.now(), deadline);
-            if (left.isNegative() || left.isZero()) {
-                return Uni.createFrom().item(new Waited.StillRunning(row.response()));
-            }
-            Duration sleep = delay.compareTo(left) < 0 ? delay : left;
-            Duration next = delay.multipliedBy(2).compareTo(MAX_POLL) < 0 ? delay.multipliedBy(2) : MAX_POLL;
-            return Uni.createFrom().voidItem().onItem().delayIt().by(sleep)
-                    .flatMap(v -> poll(merchantId, token, deadline, next));
+            return tokens.find(merchantId, token).map(row -> {
+                if (row == null || row.state() == TokenState.AVAILABLE) {
+                    return new Waited.Released();
+                }
+                if (row.boundToOtherThan(fingerprint)) {
+                    throw new IdempotencyKeyReusedException();
+                }
+                if (row.state() == TokenState.COMPLETED) {
+                    return new Waited.Finished(row.response(), "mysql");
+                }
+                return UtcTime.now().isBefore(deadline) ? null : new Waited.StillRunning(row.response());
+            });
         });
+    }
+
+    private static Waited answer(CachedResult result, String fingerprint, String source) {
+        if (!fingerprint.equals(result.fingerprint())) {
+            throw new IdempotencyKeyReusedException();
+        }
+        return new Waited.Finished(result.response(), source);
     }
 }

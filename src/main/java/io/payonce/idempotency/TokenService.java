@@ -40,10 +40,19 @@ public class TokenService {
      * whether this caller owns it, or what the first execution left.
      */
     public Uni<Claim> claim(String merchantId, String token, String fingerprint, String requestNo) {
-        if (!TokenFormat.isIssued(token) && !(config.idempotency().acceptClientKeys() && TokenFormat.isClientKey(token))) {
-            return Uni.createFrom().failure(new InvalidIdempotencyTokenException());
-        }
         return claim(merchantId, token, fingerprint, requestNo, CLAIM_TRIES);
+    }
+
+    /** Refuses a value that cannot be a token, before anything is looked up. */
+    public void checkFormat(String token) {
+        if (!TokenFormat.isIssued(token) && !(config.idempotency().acceptClientKeys() && TokenFormat.isClientKey(token))) {
+            throw new InvalidIdempotencyTokenException();
+        }
+    }
+
+    /** When the token expires; what Redis caches of it must not outlive it. */
+    public Uni<Instant> expiresAt(String merchantId, String token) {
+        return tokens.find(merchantId, token).map(row -> row == null ? UtcTime.now() : row.expiresAt());
     }
 
     private Uni<Claim> claim(String merchantId, String token, String fingerprint, String requestNo, int triesLeft) {

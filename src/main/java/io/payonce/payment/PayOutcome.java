@@ -26,7 +26,7 @@ public sealed interface PayOutcome {
     }
 
     /** The order is PAID, or PAYING under another request. */
-    record OrderNotPayable(String orderNo, String requestNo, String orderStatus) implements PayOutcome {
+    record OrderNotPayable(String orderNo, String requestNo) implements PayOutcome {
     }
 
     /** Another payment record holds this request number (layer 2 stopped it). */

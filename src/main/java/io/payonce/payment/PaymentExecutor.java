@@ -103,8 +103,7 @@ public class PaymentExecutor {
                             .map(moved -> {
                                 if (!moved) {
                                     metrics.stopped(Layer.STATE_MACHINE);
-                                    throw new Stop(new PayOutcome.OrderNotPayable(cmd.orderNo(), cmd.requestNo(),
-                                            order.status().name()));
+                                    throw new Stop(new PayOutcome.OrderNotPayable(cmd.orderNo(), cmd.requestNo()));
                                 }
                                 return new Started(paymentId, order.movedTo(OrderStatus.PAYING, now));
                             }));

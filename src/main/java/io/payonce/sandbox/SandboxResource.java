@@ -81,11 +81,13 @@ public class SandboxResource {
         if (!merchantId.equals(request.merchantId())) {
             throw new InvalidRequestException("merchant_mismatch", "merchant_id differs from the merchant header");
         }
-        return ledger.countAttempt(merchantId, request.orderNo())
+        Uni<Response> work = ledger.countAttempt(merchantId, request.orderNo())
                 .flatMap(v -> ledger.find(merchantId, request.requestNo()))
                 .flatMap(existing -> existing != null
                         ? Uni.createFrom().item(Response.ok(existing).build())
                         : fresh(merchantId, request, behavior.next()));
+        // like a real provider, a charge under way completes even when the caller hangs up
+        return Uni.createFrom().completionStage(work.subscribeAsCompletionStage());
     }
 
     @GET

@@ -1,0 +1,161 @@
+package io.payonce.idempotency;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.function.Supplier;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import org.jboss.logging.Logger;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.payonce.PayOnceConfig;
+import io.quarkus.redis.datasource.ReactiveRedisDataSource;
+import io.quarkus.redis.datasource.value.ReactiveValueCommands;
+import io.quarkus.redis.datasource.value.SetArgs;
+import io.quarkus.scheduler.Scheduled;
+import io.smallrye.mutiny.Uni;
+
+/**
+ * The Redis fast path: cached final answers, a short ownership key per token, and wake-ups for
+ * waiters. Only an optimisation: every call here has a timeout and a fallback that leads to the MySQL
+ * path, and nothing read here decides a payment. When Redis fails its health probe, the calls are
+ * skipped altogether until it answers again, so a Redis outage costs no timeouts per request.
+ */
+@ApplicationScoped
+public class RedisFastPath {
+
+    private static final Logger LOG = Logger.getLogger(RedisFastPath.class);
+
+    private final PayOnceConfig.Redis config;
+    private final Duration tokenTtl;
+    private final ReactiveRedisDataSource redis;
+    private final ReactiveValueCommands<String, String> values;
+    private final ObjectMapper json;
+    private final MeterRegistry meters;
+    private final WakeUps wakeUps;
+    private volatile boolean healthy = true;
+
+    RedisFastPath(PayOnceConfig config, ReactiveRedisDataSource redis, ObjectMapper json, MeterRegistry meters,
+            WakeUps wakeUps) {
+        this.config = config.redis();
+        this.tokenTtl = config.token().ttl();
+        this.redis = redis;
+        this.values = redis.value(String.class);
+        this.json = json;
+        this.meters = meters;
+        this.wakeUps = wakeUps;
+    }
+
+    public boolean enabled() {
+        return config.enabled();
+    }
+
+    /** True while Redis is enabled and answered its last probe. */
+    public boolean available() {
+        return config.enabled() && healthy;
+    }
+
+    /** The cached final answer of the token, or null (none, or Redis unavailable). */
+    public Uni<CachedResult> cached(String merchantId, String token) {
+        return guarded("get", () -> values.get(RedisKeys.of(merchantId, token).result()).map(this::parse), null);
+    }
+
+    /**
+     * Takes the token's ownership key ({@code SET NX PX}). False only when another copy holds it; when
+     * Redis cannot tell, true: the caller then goes to the MySQL claim, which decides.
+     */
+    public Uni<Boolean> acquire(String merchantId, String token) {
+        return guarded("acquire", () -> values.setAndChanged(RedisKeys.of(merchantId, token).ownership(), "1",
+                new SetArgs().nx().px(config.ownershipTtl())), true);
+    }
+
+    /**
+     * After MySQL stored the final answer: caches it (no longer than the token lives), wakes the waiters
+     * of every instance with it, and gives up ownership.
+     */
+    public Uni<Void> finished(String merchantId, String token, String fingerprint, StoredResponse response,
+            Instant tokenExpiresAt) {
+        RedisKeys keys = RedisKeys.of(merchantId, token);
+        Duration ttl = Duration.between(Instant.now(), tokenExpiresAt);
+        String payload = write(new CachedResult(fingerprint, response.status(), response.body()));
+        Uni<Void> cache = ttl.isNegative() || ttl.isZero() || ttl.compareTo(tokenTtl) > 0
+                ? Uni.createFrom().voidItem()
+                : values.set(keys.result(), payload, new SetArgs().px(ttl));
+        return guarded("finish", () -> cache
+                .flatMap(v -> redis.pubsub(String.class).publish(keys.channel(), payload))
+                .flatMap(v -> redis.key().del(keys.ownership()))
+                .replaceWithVoid(), null);
+    }
+
+    /** Gives up ownership without an answer and tells waiters to look again (the token was released). */
+    public Uni<Void> released(String merchantId, String token) {
+        RedisKeys keys = RedisKeys.of(merchantId, token);
+        return guarded("release", () -> redis.key().del(keys.ownership())
+                .flatMap(v -> redis.pubsub(String.class).publish(keys.channel(), write(CachedResult.wakeUp())))
+                .replaceWithVoid(), null);
+    }
+
+    /** Gives up ownership while the token stays in progress (the channel outcome is unknown). */
+    public Uni<Void> disown(String merchantId, String token) {
+        return guarded("disown", () -> redis.key().del(RedisKeys.of(merchantId, token).ownership()).replaceWithVoid(),
+                null);
+    }
+
+    /** Probes Redis; a failed probe also drops the subscription, which reconnects once Redis answers. */
+    @Scheduled(every = "1s", delayed = "1s", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    Uni<Void> probe() {
+        if (!config.enabled()) {
+            return Uni.createFrom().voidItem();
+        }
+        return redis.execute("PING")
+                .ifNoItem().after(config.timeout()).fail()
+                .map(ok -> true)
+                .onFailure().recoverWithItem(false)
+                .invoke(up -> {
+                    if (up != healthy) {
+                        LOG.infof("Redis is %s", up ? "back: fast path on" : "unavailable: MySQL path only");
+                    }
+                    healthy = up;
+                    wakeUps.ensure(up);
+                })
+                .replaceWithVoid();
+    }
+
+    /** Runs a Redis call with the timeout; any failure counts as a fallback and yields {@code fallback}. */
+    private <T> Uni<T> guarded(String op, Supplier<Uni<? extends T>> call, T fallback) {
+        if (!available()) {
+            return Uni.createFrom().item(fallback);
+        }
+        return Uni.createFrom().<T>deferred(call)
+                .ifNoItem().after(config.timeout()).fail()
+                .onFailure().recoverWithItem(failure -> {
+                    meters.counter("payonce.redis.fallbacks", "op", op).increment();
+                    LOG.debugf("Redis %s fell back: %s", op, failure);
+                    return fallback;
+                });
+    }
+
+    CachedResult parse(String payload) {
+        if (payload == null) {
+            return null;
+        }
+        try {
+            return json.readValue(payload, CachedResult.class);
+        } catch (JsonProcessingException e) {
+            LOG.warnf("ignoring an unreadable cached result: %s", e.getOriginalMessage());
+            return null;
+        }
+    }
+
+    private String write(CachedResult result) {
+        try {
+            return json.writeValueAsString(result);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot write a cached result", e);
+        }
+    }
+}

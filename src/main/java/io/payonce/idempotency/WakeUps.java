@@ -1,0 +1,132 @@
+package io.payonce.idempotency;
+
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import org.jboss.logging.Logger;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.payonce.PayOnceConfig;
+import io.vertx.mutiny.redis.client.Command;
+import io.vertx.mutiny.redis.client.Redis;
+import io.vertx.mutiny.redis.client.RedisConnection;
+import io.vertx.mutiny.redis.client.Request;
+import io.vertx.mutiny.redis.client.Response;
+
+/**
+ * One Redis subscription per instance ({@code PSUBSCRIBE po:*:done}) that wakes every local waiter of
+ * a token when its owner, on any instance, publishes. Waiters register before they look at the stored
+ * result, so a wake-up published in between is never lost. Without the subscription waiters poll.
+ */
+@ApplicationScoped
+public class WakeUps {
+
+    private static final Logger LOG = Logger.getLogger(WakeUps.class);
+
+    private final Redis redis;
+    private final ObjectMapper json;
+    private final boolean enabled;
+    private final ConcurrentHashMap<String, Set<CompletableFuture<CachedResult>>> waiters = new ConcurrentHashMap<>();
+    private final AtomicBoolean connecting = new AtomicBoolean();
+    private volatile RedisConnection connection;
+    private volatile boolean listening;
+
+    WakeUps(Redis redis, ObjectMapper json, PayOnceConfig config, MeterRegistry meters) {
+        this.redis = redis;
+        this.json = json;
+        this.enabled = config.redis().enabled();
+        meters.gaugeMapSize("payonce.idempotency.waiters", java.util.List.of(), waiters);
+    }
+
+    /** True while the subscription is up, so a wake-up will come and polling can be slow. */
+    public boolean listening() {
+        return listening;
+    }
+
+    /** A future completed by the next notice published for the token. Unregister it when done. */
+    public CompletableFuture<CachedResult> register(String merchantId, String token) {
+        CompletableFuture<CachedResult> wake = new CompletableFuture<>();
+        waiters.computeIfAbsent(RedisKeys.of(merchantId, token).channel(), k -> ConcurrentHashMap.newKeySet())
+                .add(wake);
+        return wake;
+    }
+
+    public void unregister(String merchantId, String token, CompletableFuture<CachedResult> wake) {
+        waiters.computeIfPresent(RedisKeys.of(merchantId, token).channel(), (k, set) -> {
+            set.remove(wake);
+            return set.isEmpty() ? null : set;
+        });
+    }
+
+    /** Called by the health probe: subscribe when Redis is up and we are not; drop a silent one when down. */
+    void ensure(boolean redisUp) {
+        if (!enabled) {
+            return;
+        }
+        if (!redisUp) {
+            drop();
+        } else if (!listening && connecting.compareAndSet(false, true)) {
+            subscribe();
+        }
+    }
+
+    private void subscribe() {
+        redis.connect()
+                .flatMap(conn -> {
+                    connection = conn;
+                    conn.handler(this::onMessage);
+                    conn.exceptionHandler(e -> drop());
+                    conn.endHandler(this::drop);
+                    return conn.send(Request.cmd(Command.PSUBSCRIBE).arg(RedisKeys.DONE_PATTERN));
+                })
+                .subscribe().with(ok -> {
+                    listening = true;
+                    connecting.set(false);
+                    LOG.info("subscribed to duplicate wake-ups");
+                    // anything published while we were not listening is found by the waiters' next look
+                    waiters.values().forEach(set -> set.forEach(w -> w.complete(CachedResult.wakeUp())));
+                }, failure -> {
+                    connecting.set(false);
+                    drop();
+                });
+    }
+
+    private void drop() {
+        listening = false;
+        RedisConnection conn = connection;
+        connection = null;
+        if (conn != null) {
+            conn.close().subscribe().with(v -> {
+            }, e -> {
+            });
+        }
+    }
+
+    private void onMessage(Response message) {
+        // ["pmessage", pattern, channel, payload]
+        if (message == null || message.size() < 4 || !"pmessage".equalsIgnoreCase(message.get(0).toString())) {
+            return;
+        }
+        Set<CompletableFuture<CachedResult>> set = waiters.get(message.get(2).toString());
+        if (set == null) {
+            return;
+        }
+        CachedResult notice = parse(message.get(3).toString());
+        set.forEach(w -> w.complete(notice));
+    }
+
+    private CachedResult parse(String payload) {
+        try {
+            return json.readValue(payload, CachedResult.class);
+        } catch (JsonProcessingException e) {
+            return CachedResult.wakeUp();
+        }
+    }
+}

@@ -1,0 +1,225 @@
+package io.payonce.payment;
+
+import static io.payonce.Fixtures.MERCHANT;
+import static io.payonce.Fixtures.as;
+import static io.payonce.Fixtures.id;
+import static io.payonce.Fixtures.ledgerCharges;
+import static io.payonce.Fixtures.orderStatus;
+import static io.payonce.Fixtures.payAnswer;
+import static io.payonce.Fixtures.payBody;
+import static io.payonce.Fixtures.pendingOrder;
+import static io.payonce.Fixtures.sandbox;
+import static io.payonce.Fixtures.sandboxNormal;
+import static io.payonce.Fixtures.token;
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.payonce.Fixtures;
+import io.payonce.Fixtures.Answer;
+import io.payonce.TestDatabase;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.path.json.JsonPath;
+
+/**
+ * A duplicate that arrives while the first execution of its token runs, or after it ended without a
+ * final answer. The test profile's channel timeout is 1 s, so a "slow" first execution is a charge with a
+ * latency just under it.
+ */
+@QuarkusTest
+class DuplicateWaitTest {
+
+    /** Under the 1 s channel timeout of the test profile, so the slow charge still succeeds. */
+    private static final long SLOW_CHARGE_MS = 700;
+    private static final Duration BOUND = Duration.ofSeconds(15);
+
+    @Inject
+    TestDatabase db;
+
+    private ExecutorService background;
+
+    @BeforeEach
+    void setUp() {
+        db.clean();
+        sandboxNormal();
+        background = Executors.newSingleThreadExecutor();
+    }
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        background.shutdownNow();
+        background.awaitTermination(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void duplicateWhileFirstRuns_receivesFirstResponse() throws Exception {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        sandbox("ok", SLOW_CHARGE_MS, 1);
+        CompletableFuture<Answer> first = inBackground(token, orderNo, requestNo);
+        awaitTokenInProgress(token);
+
+        assertFalse(first.isDone(), "the first execution ended before the duplicate was sent");
+        Answer duplicate = payAnswer(token, orderNo, requestNo);
+
+        Answer original = first.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+        assertAll(
+                () -> assertEquals(200, original.status(), original.body()),
+                () -> assertNull(original.replayed(), "the first execution is no replay"),
+                () -> assertEquals(200, duplicate.status(), duplicate.body()),
+                () -> assertEquals(original.body(), duplicate.body()),
+                () -> assertEquals("true", duplicate.replayed()),
+                () -> assertTrue(duplicate.elapsedMs() > SLOW_CHARGE_MS / 2,
+                        "the duplicate answered after " + duplicate.elapsedMs() + " ms, without waiting"),
+                () -> assertEquals(1, ledgerCharges(MERCHANT, orderNo)),
+                () -> assertEquals(1, Fixtures.ledgerAttempts(MERCHANT, orderNo), "charge calls at the channel"));
+    }
+
+    @Test
+    void waitOutlastingBound_gets409InProgressWithRetryAfter() throws Exception {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        sandbox("ok", SLOW_CHARGE_MS, 1);
+        CompletableFuture<Answer> first = inBackground(token, orderNo, requestNo);
+        awaitTokenInProgress(token);
+
+        Answer impatient = payPreferringWait(token, orderNo, requestNo, 0);
+
+        assertFalse(first.isDone(), "the first execution ended before the duplicate's bound");
+        JsonPath problem = JsonPath.from(impatient.body());
+        assertAll(
+                () -> assertEquals(409, impatient.status(), impatient.body()),
+                () -> assertEquals("request_in_progress", problem.getString("code")),
+                () -> assertTrue(impatient.contentType().startsWith("application/problem+json"),
+                        impatient.contentType()),
+                () -> assertNotNull(impatient.retryAfter(), "Retry-After"),
+                () -> assertNull(impatient.replayed(), "a refusal is no replay"));
+        first.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Test
+    void retryAfterInProgressRefusal_receivesFirstResponse() throws Exception {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        sandbox("ok", SLOW_CHARGE_MS, 1);
+        CompletableFuture<Answer> first = inBackground(token, orderNo, requestNo);
+        awaitTokenInProgress(token);
+        Answer impatient = payPreferringWait(token, orderNo, requestNo, 0);
+        assertEquals(409, impatient.status(), impatient.body());
+        Answer original = first.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+
+        Answer retry = payPreferringWait(token, orderNo, requestNo, 0);
+
+        assertAll(
+                () -> assertEquals(200, original.status(), original.body()),
+                () -> assertEquals(200, retry.status(), retry.body()),
+                () -> assertEquals(original.body(), retry.body()),
+                () -> assertEquals("true", retry.replayed()),
+                () -> assertEquals(1, ledgerCharges(MERCHANT, orderNo)));
+    }
+
+    @Test
+    void duplicateAfterUnknownOutcome_receivesSameProcessingAnswer() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        sandbox("timeout_after_accept", 0, 1);
+        Answer first = payAnswer(token, orderNo, requestNo);
+
+        Answer duplicate = payPreferringWait(token, orderNo, requestNo, 1);
+
+        JsonPath body = JsonPath.from(first.body());
+        assertAll(
+                () -> assertEquals(202, first.status(), first.body()),
+                () -> assertEquals("PROCESSING", body.getString("status")),
+                () -> assertEquals(orderNo, body.getString("order_no")),
+                () -> assertEquals(requestNo, body.getString("request_no")),
+                () -> assertEquals(202, duplicate.status(), duplicate.body()),
+                () -> assertEquals(first.body(), duplicate.body()),
+                () -> assertEquals("true", duplicate.replayed()),
+                () -> assertEquals(1, db.payments(MERCHANT, orderNo), "payment records"),
+                () -> assertEquals(1, db.count("SELECT COUNT(*) FROM payments WHERE merchant_id = ? AND request_no = ?"
+                        + " AND status = 'PROCESSING'", MERCHANT, requestNo), "PROCESSING payment records"),
+                () -> assertEquals("IN_PROGRESS", db.tokenState(MERCHANT, token)));
+    }
+
+    @Test
+    void failureBeforeAccept_releasesTokenAndLeavesNoTrace() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        sandbox("fail_before_accept", 0, 1);
+
+        Answer first = payAnswer(token, orderNo, requestNo);
+
+        assertAll(
+                () -> assertEquals(503, first.status(), first.body()),
+                () -> assertEquals("temporarily_unavailable", JsonPath.from(first.body()).getString("code")),
+                () -> assertNotNull(first.retryAfter(), "Retry-After"),
+                () -> assertEquals(0, db.payments(MERCHANT, orderNo), "payment records"),
+                () -> assertEquals("PENDING", orderStatus(MERCHANT, orderNo)),
+                () -> assertEquals("AVAILABLE", db.tokenState(MERCHANT, token)),
+                () -> assertEquals(0, ledgerCharges(MERCHANT, orderNo)));
+    }
+
+    @Test
+    void releasedToken_retriedWithSameRequest_pays() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        sandbox("fail_before_accept", 0, 1);
+        assertEquals(503, payAnswer(token, orderNo, requestNo).status());
+
+        Answer retry = payAnswer(token, orderNo, requestNo);
+
+        assertAll(
+                () -> assertEquals(200, retry.status(), retry.body()),
+                () -> assertEquals("PAID", JsonPath.from(retry.body()).getString("status")),
+                () -> assertNull(retry.replayed(), "the retry executes, it replays nothing"),
+                () -> assertEquals(1, db.payments(MERCHANT, orderNo), "payment records"),
+                () -> assertEquals(1, ledgerCharges(MERCHANT, orderNo)),
+                () -> assertEquals("PAID", orderStatus(MERCHANT, orderNo)),
+                () -> assertEquals("COMPLETED", db.tokenState(MERCHANT, token)));
+    }
+
+    private CompletableFuture<Answer> inBackground(String token, String orderNo, String requestNo) {
+        return CompletableFuture.supplyAsync(() -> payAnswer(token, orderNo, requestNo), background);
+    }
+
+    private static Answer payPreferringWait(String token, String orderNo, String requestNo, int seconds) {
+        long started = System.nanoTime();
+        return Answer.of(as(MERCHANT).header("Idempotency-Key", "\"" + token + "\"")
+                .header("Prefer", "wait=" + seconds)
+                .body(payBody(orderNo, requestNo, Fixtures.AMOUNT))
+                .post("/pay"), started);
+    }
+
+    /** Until the first execution owns the token; bounded, so a first request that never claims fails. */
+    private void awaitTokenInProgress(String token) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (!"IN_PROGRESS".equals(db.tokenState(MERCHANT, token))) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the first request never claimed its token");
+            }
+            Thread.sleep(5);
+        }
+    }
+}

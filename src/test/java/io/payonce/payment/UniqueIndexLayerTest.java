@@ -1,0 +1,99 @@
+package io.payonce.payment;
+
+import static io.payonce.Fixtures.AMOUNT;
+import static io.payonce.Fixtures.MERCHANT;
+import static io.payonce.Fixtures.id;
+import static io.payonce.Fixtures.ledgerAttempts;
+import static io.payonce.Fixtures.ledgerCharges;
+import static io.payonce.Fixtures.orderStatus;
+import static io.payonce.Fixtures.pendingOrder;
+import static io.payonce.Fixtures.sandboxNormal;
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.List;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.payonce.Concurrently;
+import io.payonce.TestDatabase;
+import io.quarkus.test.junit.QuarkusTest;
+
+/**
+ * Layer 2 alone: callers without a token (a job, a queue consumer) go straight to the executor, and only
+ * the unique index on the request number stands between them and a second payment.
+ */
+@QuarkusTest
+class UniqueIndexLayerTest {
+
+    private static final int COPIES = 20;
+    private static final Duration BOUND = Duration.ofSeconds(20);
+
+    @Inject
+    TestDatabase db;
+
+    @Inject
+    PaymentExecutor executor;
+
+    @BeforeEach
+    void setUp() {
+        db.clean();
+        sandboxNormal();
+    }
+
+    @Test
+    void requestNoReusedOnAnotherOrder_isRefusedAndLeavesThatOrderPending() {
+        String paidOrder = pendingOrder();
+        String otherOrder = pendingOrder();
+        String requestNo = id("req");
+        PayOutcome paid = execute(paidOrder, requestNo);
+        assertInstanceOf(PayOutcome.Paid.class, paid);
+
+        PayOutcome reused = execute(otherOrder, requestNo);
+
+        assertAll(
+                () -> assertInstanceOf(PayOutcome.RequestNoConflict.class, reused),
+                () -> assertEquals("PENDING", orderStatus(MERCHANT, otherOrder)),
+                () -> assertEquals(1, paymentsWithRequestNo(requestNo), "payment records for the request number"),
+                () -> assertEquals(0, db.payments(MERCHANT, otherOrder), "payment records of the other order"),
+                () -> assertEquals(0, ledgerCharges(MERCHANT, otherOrder), "charges of the other order"),
+                () -> assertEquals(0, ledgerAttempts(MERCHANT, otherOrder), "charge calls for the other order"),
+                () -> assertEquals(1, ledgerCharges(MERCHANT, paidOrder), "charges of the paid order"));
+    }
+
+    @Test
+    void concurrentExecutionsOfOneRequestNo_payOnce() {
+        String orderNo = pendingOrder();
+        String requestNo = id("req");
+
+        List<PayOutcome> outcomes = Concurrently.all(COPIES, BOUND, (group, copy) -> execute(orderNo, requestNo));
+
+        long paid = outcomes.stream().filter(PayOutcome.Paid.class::isInstance).count();
+        assertAll(
+                () -> assertEquals(1, paid, "Paid outcomes: " + outcomes),
+                () -> assertTrue(outcomes.stream().allMatch(o -> o instanceof PayOutcome.Paid
+                        || o instanceof PayOutcome.RequestNoConflict || o instanceof PayOutcome.OrderNotPayable),
+                        "outcomes: " + outcomes),
+                () -> assertEquals(1, paymentsWithRequestNo(requestNo), "payment records"),
+                () -> assertEquals(1, ledgerCharges(MERCHANT, orderNo), "charges at the channel"),
+                () -> assertEquals(1, ledgerAttempts(MERCHANT, orderNo), "charge calls at the channel"),
+                () -> assertEquals("PAID", orderStatus(MERCHANT, orderNo)));
+    }
+
+    /** A caller without a token, as a queue consumer calls it. */
+    private PayOutcome execute(String orderNo, String requestNo) {
+        return executor.execute(new PayCommand(MERCHANT, null, orderNo, requestNo, AMOUNT, null))
+                .await().atMost(BOUND)
+                .outcome();
+    }
+
+    private long paymentsWithRequestNo(String requestNo) {
+        return db.count("SELECT COUNT(*) FROM payments WHERE merchant_id = ? AND request_no = ?", MERCHANT, requestNo);
+    }
+}
