@@ -1,0 +1,159 @@
+package io.payonce;
+
+import static io.restassured.RestAssured.given;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import io.restassured.http.ContentType;
+import io.restassured.response.Response;
+
+/**
+ * Two instances of the packaged application on one MySQL and one Redis: duplicates split across
+ * them all wait for whichever instance owns the request and receive its answer. Runs after
+ * {@code package} (failsafe), against the jar a user deploys.
+ */
+class MultiInstanceIT {
+
+    private static final String MERCHANT = "merchant_multi";
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+    private static final List<Process> PROCESSES = new ArrayList<>();
+    private static int portA;
+    private static int portB;
+
+    @BeforeAll
+    static void startTwoInstances() throws Exception {
+        portA = freePort();
+        portB = freePort();
+        // both instances charge through instance A's sandbox, so they share one channel and one ledger
+        String channel = "http://127.0.0.1:" + portA + "/sandbox";
+        PROCESSES.add(start(portA, channel));
+        PROCESSES.add(start(portB, channel));
+        awaitReady(portA);
+        awaitReady(portB);
+    }
+
+    @AfterAll
+    static void stopInstances() throws InterruptedException {
+        for (Process p : PROCESSES) {
+            p.destroy();
+        }
+        for (Process p : PROCESSES) {
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    @Test
+    void duplicatesSplitAcrossInstances_allReceiveTheOwnersAnswer() {
+        String orderNo = "ord_" + UUID.randomUUID().toString().substring(0, 12);
+        String requestNo = "req_" + UUID.randomUUID().toString().substring(0, 12);
+        on(portA).body(Map.of("order_no", orderNo, "amount", 4200, "currency", "EUR")).post("/orders")
+                .then().statusCode(201);
+        String token = on(portB).post("/tokens").then().statusCode(201).extract().path("token");
+        on(portA).body(Map.of("mode", "ok", "latency_ms", 700, "count", 1)).put("/sandbox/behavior")
+                .then().statusCode(200);
+        double replaysBefore = replays(portA) + replays(portB);
+
+        int copies = 20;
+        List<String[]> answers = Concurrently.all(copies, Duration.ofSeconds(30), (group, copy) -> {
+            Response r = on(copy % 2 == 0 ? portA : portB).header("Idempotency-Key", token)
+                    .body(Map.of("order_no", orderNo, "request_no", requestNo, "amount", 4200)).post("/pay");
+            return new String[] { Integer.toString(r.statusCode()), r.asString() };
+        });
+
+        Set<String> distinct = new HashSet<>();
+        answers.forEach(a -> distinct.add(a[0] + " " + a[1]));
+        assertEquals(1, distinct.size(), "every copy on either instance got the same answer: " + distinct);
+        assertEquals("200", answers.get(0)[0]);
+        assertEquals("PAID", on(portB).get("/orders/" + orderNo).then().extract().path("status"));
+        assertEquals(1, on(portB).get("/orders/" + orderNo).then().extract().<List<?>>path("payments").size());
+        assertEquals(1, (int) on(portA).queryParam("order_no", orderNo).get("/sandbox/charges")
+                .then().extract().path("charges"));
+        assertEquals(copies - 1, replays(portA) + replays(portB) - replaysBefore, 0.001,
+                "all but the owner's copy were replays");
+    }
+
+    @Test
+    void answerCachedByOneInstance_isReplayedByTheOther() {
+        String orderNo = "ord_" + UUID.randomUUID().toString().substring(0, 12);
+        on(portA).body(Map.of("order_no", orderNo, "amount", 100, "currency", "USD")).post("/orders")
+                .then().statusCode(201);
+        String token = on(portA).post("/tokens").then().extract().path("token");
+        Map<String, Object> body = Map.of("order_no", orderNo, "request_no", "r_" + orderNo, "amount", 100);
+        String first = on(portA).header("Idempotency-Key", token).body(body).post("/pay")
+                .then().statusCode(200).extract().asString();
+
+        String onB = on(portB).header("Idempotency-Key", token).body(body).post("/pay")
+                .then().statusCode(200).header("Idempotent-Replayed", "true").extract().asString();
+
+        assertEquals(first, onB);
+    }
+
+    private static io.restassured.specification.RequestSpecification on(int port) {
+        return given().baseUri("http://127.0.0.1").port(port).header("X-Merchant-Id", MERCHANT)
+                .contentType(ContentType.JSON);
+    }
+
+    /** All replays the instance served, whatever their source. */
+    private static double replays(int port) {
+        String metrics = given().baseUri("http://127.0.0.1").port(port).get("/q/metrics").asString();
+        double sum = 0;
+        for (String line : metrics.split("\n")) {
+            if (line.startsWith("payonce_replays_total{")) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
+    }
+
+    private static Process start(int port, String channelUrl) throws IOException {
+        File jar = new File("target/quarkus-app/quarkus-run.jar");
+        assertTrue(jar.isFile(), "the packaged application exists: " + jar.getAbsolutePath());
+        String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+        ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-jar", jar.getPath())
+                .redirectErrorStream(true)
+                .redirectOutput(new File("target/multi-instance-" + port + ".log"));
+        builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
+        builder.environment().put("PAYONCE_CHANNEL_URL", channelUrl);
+        builder.environment().put("PAYONCE_CHANNEL_TIMEOUT", "3s");
+        return builder.start();
+    }
+
+    private static void awaitReady(int port) throws InterruptedException {
+        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+        while (System.nanoTime() < deadline) {
+            try {
+                if (given().baseUri("http://127.0.0.1").port(port).get("/q/health/ready").statusCode() == 200) {
+                    return;
+                }
+            } catch (Exception notYet) {
+                // not listening yet
+            }
+            Thread.sleep(200);
+        }
+        throw new AssertionError("instance on port " + port + " not ready within " + START_TIMEOUT);
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+}
