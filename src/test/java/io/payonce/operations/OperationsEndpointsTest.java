@@ -23,9 +23,10 @@ class OperationsEndpointsTest {
     }
 
     @Test
-    void readiness_isUpWithTheDatabase() {
+    void readiness_isUpWithTheDatabaseAndReportsRedis() {
         given().get("/q/health/ready").then().statusCode(200).body("status", equalTo("UP"))
-                .body(containsString("Database connections health check"));
+                .body(containsString("Database connections health check"))
+                .body("checks.find { it.name == 'Redis fast path' }.data.redis", equalTo("up"));
     }
 
     @Test
@@ -38,8 +39,8 @@ class OperationsEndpointsTest {
         pay(token, orderNo, requestNo).then().statusCode(200);
 
         given().get("/q/metrics").then().statusCode(200)
-                .body(containsString("payonce_duplicates_stopped_total{layer=\"token\"}"))
-                .body(containsString("payonce_replays_total{source=\"mysql\"}"));
+                .body(containsString("payonce_duplicates_stopped_total{layer=\"redis\"}"))
+                .body(containsString("payonce_replays_total{source=\"redis\"}"));
     }
 
     @Test
