@@ -46,6 +46,19 @@ public class TokenRepository {
             UPDATE idempotency_tokens SET response_status = ?, response_body = ?, updated_at = ?
             WHERE merchant_id = ? AND token = ? AND state = 'IN_PROGRESS'""";
 
+    /** A dead owner's token with no payment record behind it can safely execute again. */
+    private static final String RELEASE_DEAD = """
+            UPDATE idempotency_tokens t
+            SET t.state = 'AVAILABLE', t.lease_until = NULL, t.response_status = NULL, t.response_body = NULL,
+                t.updated_at = ?
+            WHERE t.state = 'IN_PROGRESS' AND t.lease_until < ?
+              AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.merchant_id = t.merchant_id AND p.token = t.token)
+            LIMIT ?""";
+
+    /** In progress tokens are kept: reconciliation still has to store their answer. */
+    private static final String PURGE_EXPIRED = """
+            DELETE FROM idempotency_tokens WHERE expires_at < ? AND state <> 'IN_PROGRESS' LIMIT ?""";
+
     private final Pool pool;
 
     TokenRepository(Pool pool) {
@@ -99,5 +112,18 @@ public class TokenRepository {
         return pool.preparedQuery(RECORD_INTERIM)
                 .execute(Tuple.of(response.status(), response.body(), UtcTime.toColumn(now), merchantId, token))
                 .map(rows -> rows.rowCount() == 1);
+    }
+
+    /** Releases up to {@code batch} dead leases; answers how many. */
+    public Uni<Integer> releaseDead(Instant now, int batch) {
+        return pool.preparedQuery(RELEASE_DEAD)
+                .execute(Tuple.of(UtcTime.toColumn(now), UtcTime.toColumn(now), batch))
+                .map(rows -> rows.rowCount());
+    }
+
+    /** Deletes up to {@code batch} expired tokens in one short statement; answers how many. */
+    public Uni<Integer> purgeExpired(Instant now, int batch) {
+        return pool.preparedQuery(PURGE_EXPIRED).execute(Tuple.of(UtcTime.toColumn(now), batch))
+                .map(rows -> rows.rowCount());
     }
 }

@@ -17,10 +17,11 @@ public record Payment(
         PaymentStatus status,
         String channelTxnId,
         Instant createdAt,
-        Instant updatedAt) {
+        Instant updatedAt,
+        int reconcileAttempts) {
 
-    static final String COLUMNS =
-            "id, merchant_id, request_no, order_no, token, amount, currency, status, channel_txn_id, created_at, updated_at";
+    static final String COLUMNS = "id, merchant_id, request_no, order_no, token, amount, currency, status, "
+            + "channel_txn_id, created_at, updated_at, reconcile_attempts";
 
     static Payment from(Row row) {
         return new Payment(
@@ -34,6 +35,7 @@ public record Payment(
                 PaymentStatus.valueOf(row.getString("status")),
                 row.getString("channel_txn_id"),
                 UtcTime.fromColumn(row.getLocalDateTime("created_at")),
-                UtcTime.fromColumn(row.getLocalDateTime("updated_at")));
+                UtcTime.fromColumn(row.getLocalDateTime("updated_at")),
+                row.getInteger("reconcile_attempts"));
     }
 }

@@ -114,10 +114,14 @@ public class PaymentExecutor {
     private Uni<Object> requestNoTaken(PayCommand cmd) {
         metrics.stopped(Layer.UNIQUE_INDEX);
         return payments.find(cmd.merchantId(), cmd.requestNo()).map(existing -> {
-            if (existing != null && cmd.token() != null && cmd.token().equals(existing.token())
-                    && existing.status() == PaymentStatus.PROCESSING) {
-                // this token's own earlier attempt, cut short: its outcome is the channel's to tell
-                return new PayOutcome.Processing(cmd.orderNo(), cmd.requestNo());
+            if (existing != null && cmd.token() != null && cmd.token().equals(existing.token())) {
+                // this token's own earlier attempt, cut short before its answer was stored
+                return switch (existing.status()) {
+                    case PROCESSING -> new PayOutcome.Processing(cmd.orderNo(), cmd.requestNo());
+                    case SUCCEEDED -> new PayOutcome.Paid(cmd.orderNo(), cmd.requestNo(), existing.amount(),
+                            existing.currency(), existing.channelTxnId(), existing.updatedAt());
+                    case FAILED -> new PayOutcome.Declined(cmd.orderNo(), cmd.requestNo());
+                };
             }
             return new PayOutcome.RequestNoConflict(cmd.orderNo(), cmd.requestNo());
         });
@@ -147,24 +151,53 @@ public class PaymentExecutor {
     private Uni<Executed> settle(PayCommand cmd, Started started, PaymentStatus paymentStatus, String txnId,
             OrderStatus orderStatus, PayOutcome outcome) {
         StoredResponse response = renderer.render(outcome);
+        return pool.withTransaction(tx -> settleIn(tx, cmd, started.paymentId(), started.order(), paymentStatus,
+                txnId, orderStatus, response))
+                .replaceWith(new Executed(outcome, response))
+                .onFailure(e -> !(e instanceof AlreadySettledException)).recoverWithUni(e -> {
+                    LOG.errorf(e, "settling %s failed after the charge; reconciliation will settle it", cmd.requestNo());
+                    return processing(cmd);
+                });
+    }
+
+    /**
+     * Settles a payment the channel's query has told about (reconciliation): succeeded, it is paid;
+     * failed or unknown to the channel, it failed and the order is payable again. Answers null when
+     * another process settled it first.
+     */
+    public Uni<Executed> settleReconciled(Payment payment, ChargeResult told) {
+        PayCommand cmd = new PayCommand(payment.merchantId(), payment.token(), payment.orderNo(), payment.requestNo(),
+                payment.amount(), payment.currency());
+        boolean paid = told instanceof ChargeResult.Succeeded;
+        String txnId = paid ? ((ChargeResult.Succeeded) told).txnId()
+                : told instanceof ChargeResult.Declined declined ? declined.txnId() : null;
+        PayOutcome outcome = paid
+                ? new PayOutcome.Paid(cmd.orderNo(), cmd.requestNo(), cmd.amount(), cmd.currency(), txnId, UtcTime.now())
+                : new PayOutcome.Declined(cmd.orderNo(), cmd.requestNo());
+        StoredResponse response = renderer.render(outcome);
+        return pool.withTransaction(tx -> orders.find(tx, cmd.merchantId(), cmd.orderNo())
+                .flatMap(order -> settleIn(tx, cmd, payment.id(), order,
+                        paid ? PaymentStatus.SUCCEEDED : PaymentStatus.FAILED, txnId,
+                        paid ? OrderStatus.PAID : OrderStatus.PENDING, response)))
+                .replaceWith(new Executed(outcome, response))
+                .onFailure(AlreadySettledException.class).recoverWithNull();
+    }
+
+    private Uni<Void> settleIn(SqlClient tx, PayCommand cmd, long paymentId, Order order, PaymentStatus paymentStatus,
+            String txnId, OrderStatus orderStatus, StoredResponse response) {
         Instant now = UtcTime.now();
-        return pool.withTransaction(tx -> payments.settle(tx, started.paymentId(), paymentStatus, txnId, now)
+        return payments.settle(tx, paymentId, paymentStatus, txnId, now)
                 .flatMap(settled -> {
                     if (!settled) {
                         throw new AlreadySettledException();
                     }
-                    return orders.transition(tx, started.order(), OrderStatus.PAYING, orderStatus, now);
+                    return orders.transition(tx, order, OrderStatus.PAYING, orderStatus, now);
                 })
                 .flatMap(moved -> {
                     if (!moved) {
                         throw new IllegalStateException("order " + cmd.orderNo() + " left PAYING under its payment");
                     }
                     return storeIn(tx, cmd, response);
-                }))
-                .replaceWith(new Executed(outcome, response))
-                .onFailure(e -> !(e instanceof AlreadySettledException)).recoverWithUni(e -> {
-                    LOG.errorf(e, "settling %s failed after the charge; reconciliation will settle it", cmd.requestNo());
-                    return processing(cmd);
                 });
     }
 

@@ -34,6 +34,23 @@ public class PaymentRepository {
     private static final String DELETE_UNACCEPTED = """
             DELETE FROM payments WHERE id = ? AND status = 'PROCESSING'""";
 
+    /**
+     * Claims up to a batch of PROCESSING payments old enough to reconcile for one reconciler run; the
+     * claim is a lease, so reconcilers on several instances never work on one payment at once.
+     */
+    private static final String CLAIM_FOR_RECONCILE = """
+            UPDATE payments SET reconcile_after = ?, reconcile_claim = ?
+            WHERE status = 'PROCESSING' AND created_at < ? AND (reconcile_after IS NULL OR reconcile_after <= ?)
+            ORDER BY id LIMIT ?""";
+
+    private static final String CLAIMED = "SELECT " + Payment.COLUMNS
+            + " FROM payments WHERE reconcile_claim = ? AND status = 'PROCESSING'";
+
+    /** The channel still cannot tell: try again after the backoff. */
+    private static final String POSTPONE = """
+            UPDATE payments SET reconcile_after = ?, reconcile_attempts = reconcile_attempts + 1, reconcile_claim = NULL
+            WHERE id = ? AND status = 'PROCESSING' AND reconcile_claim = ?""";
+
     private final Pool pool;
 
     PaymentRepository(Pool pool) {
@@ -74,6 +91,27 @@ public class PaymentRepository {
     public Uni<Boolean> settle(SqlClient tx, long id, PaymentStatus status, String channelTxnId, Instant now) {
         return tx.preparedQuery(SETTLE)
                 .execute(Tuple.of(status.name(), channelTxnId, UtcTime.toColumn(now), id))
+                .map(rows -> rows.rowCount() == 1);
+    }
+
+    /** Claims a batch for reconciliation and returns it. */
+    public Uni<List<Payment>> claimForReconcile(String claim, Instant olderThan, Instant leaseUntil, Instant now,
+            int batch) {
+        return pool.preparedQuery(CLAIM_FOR_RECONCILE)
+                .execute(Tuple.of(UtcTime.toColumn(leaseUntil), claim, UtcTime.toColumn(olderThan),
+                        UtcTime.toColumn(now), batch))
+                .flatMap(updated -> pool.preparedQuery(CLAIMED).execute(Tuple.of(claim)))
+                .map(rows -> {
+                    List<Payment> payments = new ArrayList<>();
+                    for (Row row : rows) {
+                        payments.add(Payment.from(row));
+                    }
+                    return payments;
+                });
+    }
+
+    public Uni<Boolean> postpone(long id, String claim, Instant nextTry) {
+        return pool.preparedQuery(POSTPONE).execute(Tuple.of(UtcTime.toColumn(nextTry), id, claim))
                 .map(rows -> rows.rowCount() == 1);
     }
 
