@@ -1,0 +1,65 @@
+package io.payonce.reconcile;
+
+import static io.payonce.Fixtures.MERCHANT;
+import static io.payonce.Fixtures.id;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.time.Duration;
+import java.util.Map;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.payonce.TestDatabase;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+
+/** While the channel cannot be asked, an uncertain payment stays PROCESSING and is retried with backoff. */
+@QuarkusTest
+@TestProfile(ReconcilerChannelDownTest.ChannelDown.class)
+class ReconcilerChannelDownTest {
+
+    public static class ChannelDown implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            // nothing listens on port 1: every channel call fails to connect
+            return Map.of("payonce.channel.url", "http://127.0.0.1:1/sandbox");
+        }
+    }
+
+    @Inject
+    TestDatabase db;
+
+    @Inject
+    Reconciler reconciler;
+
+    @BeforeEach
+    void clean() {
+        db.clean();
+    }
+
+    @Test
+    void channelUnreachable_paymentStaysProcessing_retriedOnlyAfterBackoff() {
+        String orderNo = id("ord");
+        String requestNo = id("req");
+        // the state a crash between the charge and its settlement leaves behind
+        db.execute("INSERT INTO orders (merchant_id, order_no, amount, currency, status, version, created_at, updated_at)"
+                + " VALUES (?, ?, 1999, 'USD', 'PAYING', 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))", MERCHANT, orderNo);
+        db.execute("INSERT INTO payments (merchant_id, request_no, order_no, token, amount, currency, status,"
+                + " created_at, updated_at) VALUES (?, ?, ?, NULL, 1999, 'USD', 'PROCESSING',"
+                + " UTC_TIMESTAMP(3) - INTERVAL 1 HOUR, UTC_TIMESTAMP(3))", MERCHANT, requestNo, orderNo);
+
+        Reconciler.Report first = reconciler.runOnce().await().atMost(Duration.ofSeconds(20));
+        Reconciler.Report second = reconciler.runOnce().await().atMost(Duration.ofSeconds(20));
+
+        assertEquals(1, first.postponed());
+        assertEquals(0, first.settled());
+        assertEquals(0, second.postponed() + second.settled(), "not retried before its backoff");
+        assertEquals(1, db.count("SELECT COUNT(*) FROM payments WHERE request_no = ? AND status = 'PROCESSING'"
+                + " AND reconcile_attempts = 1 AND reconcile_after > UTC_TIMESTAMP(3)", requestNo));
+        assertEquals(1, db.count("SELECT COUNT(*) FROM orders WHERE order_no = ? AND status = 'PAYING'", orderNo));
+    }
+}

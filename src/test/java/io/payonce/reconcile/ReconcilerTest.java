@@ -1,0 +1,190 @@
+package io.payonce.reconcile;
+
+import static io.payonce.Fixtures.AMOUNT;
+import static io.payonce.Fixtures.MERCHANT;
+import static io.payonce.Fixtures.as;
+import static io.payonce.Fixtures.id;
+import static io.payonce.Fixtures.pay;
+import static io.payonce.Fixtures.pendingOrder;
+import static io.payonce.Fixtures.token;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.payonce.Concurrently;
+import io.payonce.Fixtures;
+import io.payonce.TestDatabase;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+
+/** Recovery: payments left PROCESSING, dead token leases, expired tokens. The job is run by hand. */
+@QuarkusTest
+class ReconcilerTest {
+
+    private static final Duration RUN = Duration.ofSeconds(20);
+
+    @Inject
+    TestDatabase db;
+
+    @Inject
+    Reconciler reconciler;
+
+    @BeforeEach
+    void clean() {
+        db.clean();
+        Fixtures.sandboxNormal();
+    }
+
+    /** An unknown channel outcome, as old as reconciliation requires. */
+    private String[] unknownOutcome() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        Fixtures.sandbox("timeout_after_accept", 0, 1);
+        pay(token, orderNo, requestNo).then().statusCode(202);
+        ageProcessingPayments();
+        return new String[] { orderNo, token, requestNo };
+    }
+
+    private void ageProcessingPayments() {
+        db.execute("UPDATE payments SET created_at = created_at - INTERVAL 1 HOUR WHERE status = 'PROCESSING'");
+    }
+
+    private Reconciler.Report run() {
+        return reconciler.runOnce().await().atMost(RUN);
+    }
+
+    @Test
+    void chargeSucceededAtChannel_settlesPaid_andDuplicatesGetThe200() {
+        String[] p = unknownOutcome();
+
+        Reconciler.Report report = run();
+
+        assertEquals(1, report.settled());
+        assertEquals("PAID", Fixtures.orderStatus(MERCHANT, p[0]));
+        as(MERCHANT).get("/payments/" + p[2]).then().body("status", equalTo("SUCCEEDED"));
+        pay(p[1], p[0], p[2]).then().statusCode(200)
+                .header("Idempotent-Replayed", "true")
+                .body("status", equalTo("PAID"))
+                .body("request_no", equalTo(p[2]));
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, p[0]));
+        assertEquals(1, Fixtures.ledgerAttempts(MERCHANT, p[0]), "reconciliation queried, it never charged");
+    }
+
+    @Test
+    void unknownToChannel_settlesFailed_orderPayableAgain_stored402() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        // a process that died after its payment record committed and before the charge left
+        Fixtures.sandbox("timeout_after_accept", 0, 1);
+        pay(token, orderNo, requestNo).then().statusCode(202);
+        db.execute("DELETE FROM sandbox_charges WHERE request_no = ?", requestNo);
+        ageProcessingPayments();
+
+        run();
+
+        as(MERCHANT).get("/payments/" + requestNo).then().body("status", equalTo("FAILED"));
+        assertEquals("PENDING", Fixtures.orderStatus(MERCHANT, orderNo));
+        pay(token, orderNo, requestNo).then().statusCode(402).body("code", equalTo("payment_declined"));
+        pay(token(), orderNo, id("req")).then().statusCode(200);
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, orderNo));
+    }
+
+    @Test
+    void tooYoungPayment_isLeftToItsOwner() {
+        String orderNo = pendingOrder();
+        Fixtures.sandbox("timeout_after_accept", 0, 1);
+        String requestNo = id("req");
+        pay(token(), orderNo, requestNo).then().statusCode(202);
+
+        Reconciler.Report report = run();
+
+        assertEquals(0, report.settled() + report.postponed());
+        as(MERCHANT).get("/payments/" + requestNo).then().body("status", equalTo("PROCESSING"));
+    }
+
+    @Test
+    void duplicateWaitingDuringReconciliation_isAnsweredWithTheSettledResult() throws Exception {
+        String[] p = unknownOutcome();
+        CompletableFuture<Response> waiting = CompletableFuture.supplyAsync(() -> as(MERCHANT)
+                .header("Idempotency-Key", p[1]).header("Prefer", "wait=8")
+                .body(Fixtures.payBody(p[0], p[2], AMOUNT)).post("/pay"));
+        Thread.sleep(500);
+
+        run();
+
+        Response answer = waiting.get(15, java.util.concurrent.TimeUnit.SECONDS);
+        assertEquals(200, answer.statusCode());
+        assertEquals("PAID", answer.path("status"));
+    }
+
+    @Test
+    void reconcilersOnSeveralInstancesAtOnce_settleEachPaymentOnce() {
+        String[] a = unknownOutcome();
+        String[] b = unknownOutcome();
+
+        List<Reconciler.Report> reports = Concurrently.all(4, RUN, (g, c) -> run());
+
+        assertEquals(2, reports.stream().mapToInt(Reconciler.Report::settled).sum());
+        for (String[] p : List.of(a, b)) {
+            assertEquals("PAID", Fixtures.orderStatus(MERCHANT, p[0]));
+            assertEquals(1, Fixtures.ledgerCharges(MERCHANT, p[0]));
+        }
+    }
+
+    @Test
+    void deadLeaseWithoutPayment_isReleased_andTheRetryExecutes() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        // an owner that claimed the token and died before its payment record existed
+        db.execute("UPDATE idempotency_tokens SET state = 'IN_PROGRESS', lease_until = UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE,"
+                + " fingerprint = ? WHERE token = ?",
+                io.payonce.idempotency.Fingerprint.of(MERCHANT, orderNo, requestNo, AMOUNT, null), token);
+        as(MERCHANT).header("Idempotency-Key", token).header("Prefer", "wait=0")
+                .body(Fixtures.payBody(orderNo, requestNo, AMOUNT)).post("/pay").then().statusCode(409);
+
+        Reconciler.Report report = run();
+
+        assertEquals(1, report.leasesReleased());
+        pay(token, orderNo, requestNo).then().statusCode(200).body("status", equalTo("PAID"));
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, orderNo));
+    }
+
+    @Test
+    void deadLeaseWithPayment_isNotReleased_reconciliationSettlesIt() {
+        String[] p = unknownOutcome();
+        db.execute("UPDATE idempotency_tokens SET lease_until = UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE WHERE token = ?", p[1]);
+
+        Reconciler.Report report = run();
+
+        assertEquals(0, report.leasesReleased());
+        assertEquals("COMPLETED", db.tokenState(MERCHANT, p[1]));
+        assertEquals("PAID", Fixtures.orderStatus(MERCHANT, p[0]));
+    }
+
+    @Test
+    void expiredTokens_arePurged_inProgressOnesKept() {
+        for (int i = 0; i < 3; i++) {
+            token();
+        }
+        String[] p = unknownOutcome();
+        db.execute("UPDATE idempotency_tokens SET expires_at = '2020-01-01 00:00:00'");
+        db.execute("UPDATE payments SET created_at = UTC_TIMESTAMP(3) WHERE request_no = ?", p[2]);
+
+        Reconciler.Report report = run();
+
+        assertTrue(report.tokensPurged() >= 3, report.toString());
+        assertEquals("IN_PROGRESS", db.tokenState(MERCHANT, p[1]));
+    }
+}
