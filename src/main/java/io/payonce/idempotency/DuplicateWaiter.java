@@ -105,7 +105,8 @@ public class DuplicateWaiter {
                 if (row.state() == TokenState.COMPLETED) {
                     return new Waited.Finished(row.response(), "mysql");
                 }
-                return UtcTime.now().isBefore(deadline) ? null : new Waited.StillRunning(row.response());
+                return UtcTime.now().isBefore(deadline) && !wakeUps.draining() ? null
+                        : new Waited.StillRunning(row.response());
             });
         });
     }

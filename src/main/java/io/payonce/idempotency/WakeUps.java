@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
 
 import org.jboss.logging.Logger;
 
@@ -14,6 +15,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
+import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.vertx.mutiny.redis.client.Command;
 import io.vertx.mutiny.redis.client.Redis;
 import io.vertx.mutiny.redis.client.RedisConnection;
@@ -37,6 +39,7 @@ public class WakeUps {
     private final AtomicBoolean connecting = new AtomicBoolean();
     private volatile RedisConnection connection;
     private volatile boolean listening;
+    private volatile boolean draining;
 
     WakeUps(Redis redis, ObjectMapper json, PayOnceConfig config, MeterRegistry meters) {
         this.redis = redis;
@@ -48,6 +51,19 @@ public class WakeUps {
     /** True while the subscription is up, so a wake-up will come and polling can be slow. */
     public boolean listening() {
         return listening;
+    }
+
+    /**
+     * True once this instance began shutting down: waiters stop waiting and are told to retry (the
+     * gateway sends the retry to another instance), while owners finish within the shutdown timeout.
+     */
+    public boolean draining() {
+        return draining;
+    }
+
+    void onShutdown(@Observes ShutdownDelayInitiatedEvent event) {
+        draining = true;
+        waiters.values().forEach(set -> set.forEach(w -> w.complete(CachedResult.wakeUp())));
     }
 
     /** A future completed by the next notice published for the token. Unregister it when done. */
