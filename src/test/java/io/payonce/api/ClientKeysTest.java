@@ -47,7 +47,7 @@ class ClientKeysTest {
     @Test
     void unknownClientKey_isRegisteredOnFirstUse_andReplayed() {
         String orderNo = pendingOrder();
-        String key = "8e03978e-40d5-43e8-bc93-6894a57f9324";
+        String key = id("client-key");
         Map<String, Object> body = payBody(orderNo, id("req"), AMOUNT);
 
         String first = pay(MERCHANT, key, body).then().statusCode(200).extract().asString();
@@ -61,7 +61,7 @@ class ClientKeysTest {
 
     @Test
     void clientKey_isScopedToItsMerchant() {
-        String key = "shared-looking-client-key-42";
+        String key = id("shared-client-key");
         String orderOfA = pendingOrder(MERCHANT);
         String orderOfB = pendingOrder(OTHER_MERCHANT);
         String requestNo = id("req");
@@ -74,7 +74,7 @@ class ClientKeysTest {
     @Test
     void clientKeyReusedForAnotherRequest_returns422() {
         String orderNo = pendingOrder();
-        String key = "client-key-reuse-000001";
+        String key = id("reused-client-key");
         pay(MERCHANT, key, payBody(orderNo, id("req"), AMOUNT)).then().statusCode(200);
 
         pay(MERCHANT, key, payBody(orderNo, id("req"), AMOUNT)).then().statusCode(422)

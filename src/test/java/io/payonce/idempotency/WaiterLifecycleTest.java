@@ -1,0 +1,84 @@
+package io.payonce.idempotency;
+
+import static io.payonce.Fixtures.AMOUNT;
+import static io.payonce.Fixtures.MERCHANT;
+import static io.payonce.Fixtures.id;
+import static io.payonce.Fixtures.pendingOrder;
+import static io.payonce.Fixtures.token;
+import static io.restassured.RestAssured.given;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.inject.Inject;
+
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.payonce.Fixtures;
+import io.payonce.TestDatabase;
+import io.quarkus.test.junit.QuarkusTest;
+
+/** A waiter holds a place in the instance's wake-up registry only while it waits. */
+@QuarkusTest
+class WaiterLifecycleTest {
+
+    @Inject
+    TestDatabase db;
+
+    @ConfigProperty(name = "quarkus.http.test-port")
+    int port;
+
+    @BeforeEach
+    void clean() {
+        db.clean();
+        Fixtures.sandboxNormal();
+    }
+
+    private static double waiters() {
+        for (String line : given().get("/q/metrics").asString().split("\n")) {
+            if (line.startsWith("payonce_idempotency_waiters ")) {
+                return Double.parseDouble(line.substring(line.indexOf(' ') + 1));
+            }
+        }
+        throw new AssertionError("no waiters gauge");
+    }
+
+    private static void awaitWaiters(double expected) throws InterruptedException {
+        for (int i = 0; i < 50 && waiters() != expected; i++) {
+            Thread.sleep(20);
+        }
+        assertEquals(expected, waiters());
+    }
+
+    @Test
+    void waiterWhoseClientDisconnects_leavesTheRegistry_whileTheFirstStillRuns() throws Exception {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        Fixtures.sandbox("ok", 900, 1);
+        CompletableFuture<Integer> first = CompletableFuture
+                .supplyAsync(() -> Fixtures.pay(token, orderNo, requestNo).statusCode());
+        Thread.sleep(200);
+        String body = "{\"order_no\":\"" + orderNo + "\",\"request_no\":\"" + requestNo + "\",\"amount\":" + AMOUNT + "}";
+        byte[] request = ("POST /pay HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                + "X-Merchant-Id: " + MERCHANT + "\r\nIdempotency-Key: " + token + "\r\nContent-Length: "
+                + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body).getBytes(StandardCharsets.UTF_8);
+
+        try (Socket client = new Socket("127.0.0.1", port)) {
+            OutputStream out = client.getOutputStream();
+            out.write(request);
+            out.flush();
+            awaitWaiters(1);
+        }
+
+        awaitWaiters(0);
+        assertEquals(200, first.get(10, TimeUnit.SECONDS));
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, orderNo));
+    }
+}
