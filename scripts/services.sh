@@ -154,11 +154,20 @@ check_services() {
 
 ensure_services() { ensure_mariadb; ensure_redis; }
 
+# Binaries the fault and gateway tests start themselves on free ports: a throwaway redis-server
+# and nginx (the deployment example). Installed, never started here.
+ensure_test_tools() {
+  _find_bin redis-server >/dev/null || _apt_install redis-server
+  [[ -x /usr/sbin/nginx ]] || _apt_install nginx
+  echo "Test tools: redis-server and nginx present"
+}
+
 # Run only when executed, not when sourced.
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
   case ${1:-} in
     "") ensure_services ;;
     --check) check_services ;;
-    *) echo "usage: $0 [--check]" >&2; exit 2 ;;
+    --test-tools) ensure_services; ensure_test_tools ;;
+    *) echo "usage: $0 [--check|--test-tools]" >&2; exit 2 ;;
   esac
 fi

@@ -58,8 +58,12 @@ public class PayService {
                     metrics.stopped(Layer.REDIS);
                     return awaitFirst(cmd, fingerprint, deadline);
                 }
-                return attempt(cmd, fingerprint, deadline).call(reply -> handOver(cmd, fingerprint, reply))
+                Uni<PayReply> owned = attempt(cmd, fingerprint, deadline)
+                        .call(reply -> handOver(cmd, fingerprint, reply))
                         .onFailure().call(e -> redis.released(cmd.merchantId(), cmd.token()));
+                // detached from the HTTP request (cancelling the dependent stage leaves this one running): a client (or gateway) that hangs up must not cut an
+                // execution short between its charge and its settlement; duplicates wait for it
+                return Uni.createFrom().completionStage(owned.subscribeAsCompletionStage().thenApply(reply -> reply));
             });
         });
     }

@@ -86,8 +86,9 @@ public class SandboxResource {
                 .flatMap(existing -> existing != null
                         ? Uni.createFrom().item(Response.ok(existing).build())
                         : fresh(merchantId, request, behavior.next()));
-        // like a real provider, a charge under way completes even when the caller hangs up
-        return Uni.createFrom().completionStage(work.subscribeAsCompletionStage());
+        // like a real provider, a charge under way completes even when the caller hangs up (cancelling
+        // the dependent stage leaves this one running)
+        return Uni.createFrom().completionStage(work.subscribeAsCompletionStage().thenApply(answer -> answer));
     }
 
     @GET

@@ -1,0 +1,157 @@
+package io.payonce;
+
+import static io.restassured.RestAssured.given;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The packaged application ({@code target/quarkus-app/quarkus-run.jar}) as a separate process, configured
+ * only by environment variables as a deployment would be. It can be stopped politely ({@link #terminate},
+ * SIGTERM), killed ({@link #kill}, SIGKILL: no shutdown hook, no last write) and started again on the same
+ * port with the same settings. Every start writes its own log under {@code target/it-logs}.
+ */
+public final class AppProcess implements AutoCloseable {
+
+    public static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+    private static final File JAR = new File("target/quarkus-app/quarkus-run.jar");
+    private static final File LOGS = new File("target/it-logs");
+
+    private final String name;
+    private final int port;
+    private final Map<String, String> env;
+    private int starts;
+    private Process process;
+
+    private AppProcess(String name, int port, Map<String, String> env) {
+        this.name = name;
+        this.port = port;
+        this.env = env;
+    }
+
+    /** An instance called {@code name} (its logs are named after it) on a free loopback port, not started yet. */
+    public static AppProcess named(String name) throws IOException {
+        return new AppProcess(name, freePort(), new LinkedHashMap<>());
+    }
+
+    /** Sets an environment variable for this and every later start; the rest is inherited from the build. */
+    public AppProcess env(String key, String value) {
+        env.put(key, value);
+        return this;
+    }
+
+    /** Charges through another instance's sandbox (or any channel at {@code url}). */
+    public AppProcess channel(String url) {
+        return env("PAYONCE_CHANNEL_URL", url);
+    }
+
+    public int port() {
+        return port;
+    }
+
+    /** The base URL of this instance's own sandbox channel, for other instances to charge through. */
+    public String sandboxUrl() {
+        return "http://127.0.0.1:" + port + "/sandbox";
+    }
+
+    /** Starts the process without waiting for it; see {@link #awaitReady()}. */
+    public AppProcess start() throws IOException {
+        if (process != null && process.isAlive()) {
+            throw new IllegalStateException(name + " is running already");
+        }
+        if (!JAR.isFile()) {
+            throw new IllegalStateException("the packaged application is missing, run package first: " + JAR.getAbsolutePath());
+        }
+        LOGS.mkdirs();
+        String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+        // C1 only: these processes live for seconds, and on a small machine start time is what counts
+        ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-jar", JAR.getPath())
+                .redirectErrorStream(true)
+                .redirectOutput(new File(LOGS, name + "-" + port + "-" + (++starts) + ".log"));
+        builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
+        // loopback only: nothing these tests start is reachable from outside the machine
+        builder.environment().put("QUARKUS_HTTP_HOST", "127.0.0.1");
+        builder.environment().putAll(env);
+        process = builder.start();
+        return this;
+    }
+
+    /** Waits until {@code /q/health/ready} answers 200, or fails the test. */
+    public AppProcess awaitReady() throws InterruptedException {
+        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new AssertionError(name + " exited with " + process.exitValue() + " before it was ready; see "
+                        + LOGS.getPath());
+            }
+            try {
+                if (given().baseUri("http://127.0.0.1").port(port).get("/q/health/ready").statusCode() == 200) {
+                    return this;
+                }
+            } catch (Exception notYet) {
+                // not listening yet
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError(name + " on port " + port + " not ready within " + START_TIMEOUT);
+    }
+
+    /** Starts each instance, then waits for all of them, so their start-ups overlap. */
+    public static void startAll(AppProcess... apps) throws IOException, InterruptedException {
+        for (AppProcess app : apps) {
+            app.start();
+        }
+        for (AppProcess app : apps) {
+            app.awaitReady();
+        }
+    }
+
+    /** SIGKILL, as {@code kill -9}: the process gets no chance to finish or clean anything up. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+            throw new AssertionError(name + " survived SIGKILL");
+        }
+    }
+
+    /** SIGTERM; answers whether the process exited within {@code bound}. */
+    public boolean terminate(Duration bound) throws InterruptedException {
+        process.destroy();
+        return process.waitFor(bound.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    public boolean isAlive() {
+        return process != null && process.isAlive();
+    }
+
+    public int exitValue() {
+        return process.exitValue();
+    }
+
+    /** Stops the instance whatever state it is in: politely first, then by force. */
+    @Override
+    public void close() throws InterruptedException {
+        if (process == null || !process.isAlive()) {
+            return;
+        }
+        if (!terminate(Duration.ofSeconds(15))) {
+            kill();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name + "@" + port;
+    }
+
+    public static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+}
