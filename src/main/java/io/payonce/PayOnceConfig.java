@@ -96,5 +96,12 @@ public interface PayOnceConfig {
          */
         @WithDefault("10s")
         Duration ownershipTtl();
+
+        /**
+         * The health probe's own bound, longer than a call's: under a burst its PING queues behind request
+         * calls, and a busy Redis is not a down one.
+         */
+        @WithDefault("1s")
+        Duration probeTimeout();
     }
 }

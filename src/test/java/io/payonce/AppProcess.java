@@ -76,6 +76,8 @@ public final class AppProcess implements AutoCloseable {
         builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
         // loopback only: nothing these tests start is reachable from outside the machine
         builder.environment().put("QUARKUS_HTTP_HOST", "127.0.0.1");
+        // the default channel URL names localhost, which may resolve to ::1, where nothing listens
+        builder.environment().put("PAYONCE_CHANNEL_URL", sandboxUrl());
         builder.environment().putAll(env);
         process = builder.start();
         return this;
@@ -119,9 +121,13 @@ public final class AppProcess implements AutoCloseable {
         }
     }
 
-    /** SIGTERM; answers whether the process exited within {@code bound}. */
-    public boolean terminate(Duration bound) throws InterruptedException {
+    /** SIGTERM, as an orchestrator stops a container; returns at once, see {@link #awaitExit}. */
+    public void terminate() {
         process.destroy();
+    }
+
+    /** Answers whether the process has exited within {@code bound}. */
+    public boolean awaitExit(Duration bound) throws InterruptedException {
         return process.waitFor(bound.toMillis(), TimeUnit.MILLISECONDS);
     }
 
@@ -139,7 +145,8 @@ public final class AppProcess implements AutoCloseable {
         if (process == null || !process.isAlive()) {
             return;
         }
-        if (!terminate(Duration.ofSeconds(15))) {
+        terminate();
+        if (!awaitExit(Duration.ofSeconds(15))) {
             kill();
         }
     }

@@ -2,19 +2,13 @@ package io.payonce;
 
 import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -31,31 +25,28 @@ import io.restassured.response.Response;
 class MultiInstanceIT {
 
     private static final String MERCHANT = "merchant_multi";
-    private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
-    private static final List<Process> PROCESSES = new ArrayList<>();
+    private static AppProcess instanceA;
+    private static AppProcess instanceB;
     private static int portA;
     private static int portB;
 
     @BeforeAll
     static void startTwoInstances() throws Exception {
-        portA = freePort();
-        portB = freePort();
+        instanceA = AppProcess.named("multi-instance-a");
         // both instances charge through instance A's sandbox, so they share one channel and one ledger
-        String channel = "http://127.0.0.1:" + portA + "/sandbox";
-        PROCESSES.add(start(portA, channel));
-        PROCESSES.add(start(portB, channel));
-        awaitReady(portA);
-        awaitReady(portB);
+        instanceA.channel(instanceA.sandboxUrl()).env("PAYONCE_CHANNEL_TIMEOUT", "3s");
+        instanceB = AppProcess.named("multi-instance-b").channel(instanceA.sandboxUrl())
+                .env("PAYONCE_CHANNEL_TIMEOUT", "3s");
+        AppProcess.startAll(instanceA, instanceB);
+        portA = instanceA.port();
+        portB = instanceB.port();
     }
 
     @AfterAll
     static void stopInstances() throws InterruptedException {
-        for (Process p : PROCESSES) {
-            p.destroy();
-        }
-        for (Process p : PROCESSES) {
-            if (!p.waitFor(10, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
+        for (AppProcess app : new AppProcess[] { instanceA, instanceB }) {
+            if (app != null) {
+                app.close();
             }
         }
     }
@@ -121,39 +112,5 @@ class MultiInstanceIT {
             }
         }
         return sum;
-    }
-
-    private static Process start(int port, String channelUrl) throws IOException {
-        File jar = new File("target/quarkus-app/quarkus-run.jar");
-        assertTrue(jar.isFile(), "the packaged application exists: " + jar.getAbsolutePath());
-        String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
-        ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-jar", jar.getPath())
-                .redirectErrorStream(true)
-                .redirectOutput(new File("target/multi-instance-" + port + ".log"));
-        builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
-        builder.environment().put("PAYONCE_CHANNEL_URL", channelUrl);
-        builder.environment().put("PAYONCE_CHANNEL_TIMEOUT", "3s");
-        return builder.start();
-    }
-
-    private static void awaitReady(int port) throws InterruptedException {
-        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-        while (System.nanoTime() < deadline) {
-            try {
-                if (given().baseUri("http://127.0.0.1").port(port).get("/q/health/ready").statusCode() == 200) {
-                    return;
-                }
-            } catch (Exception notYet) {
-                // not listening yet
-            }
-            Thread.sleep(200);
-        }
-        throw new AssertionError("instance on port " + port + " not ready within " + START_TIMEOUT);
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
     }
 }

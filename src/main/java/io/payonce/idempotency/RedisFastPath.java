@@ -37,7 +37,8 @@ public class RedisFastPath {
     private final ObjectMapper json;
     private final MeterRegistry meters;
     private final WakeUps wakeUps;
-    private volatile boolean healthy = true;
+    /** Unknown until the first probe answers: until then every copy takes the MySQL path. */
+    private volatile boolean healthy;
 
     RedisFastPath(PayOnceConfig config, ReactiveRedisDataSource redis, ObjectMapper json, MeterRegistry meters,
             WakeUps wakeUps) {
@@ -106,13 +107,13 @@ public class RedisFastPath {
     }
 
     /** Probes Redis; a failed probe also drops the subscription, which reconnects once Redis answers. */
-    @Scheduled(every = "1s", delayed = "1s", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    @Scheduled(every = "1s", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     Uni<Void> probe() {
         if (!config.enabled()) {
             return Uni.createFrom().voidItem();
         }
         return redis.execute("PING")
-                .ifNoItem().after(config.timeout()).fail()
+                .ifNoItem().after(config.probeTimeout()).fail()
                 .map(ok -> true)
                 .onFailure().recoverWithItem(false)
                 .invoke(up -> {

@@ -1,0 +1,96 @@
+package io.payonce;
+
+import static io.restassured.RestAssured.given;
+
+import java.time.Duration;
+
+import io.restassured.path.json.JsonPath;
+import io.restassured.response.Response;
+
+/** What an operator sees: counters from /q/metrics and the Redis fast path's readiness. */
+public final class Operations {
+
+    private Operations() {
+    }
+
+    /** The readiness answer: overall status and the "Redis fast path" check's data. */
+    public record Readiness(int httpStatus, String status, String redis, String wakeUps) {
+
+        @Override
+        public String toString() {
+            return "status=" + status + " (HTTP " + httpStatus + "), redis=" + redis + ", wake_ups=" + wakeUps;
+        }
+    }
+
+    /**
+     * The value of one Prometheus series, e.g. {@code payonce_replays_total{source="redis"}}; 0 while the
+     * counter does not exist yet.
+     */
+    public static double metric(String series) {
+        double sum = 0;
+        for (String line : metrics().split("\n")) {
+            if (line.startsWith(series + " ")) {
+                sum += Double.parseDouble(line.substring(series.length() + 1).trim());
+            }
+        }
+        return sum;
+    }
+
+    /** The sum of every series of a counter, whatever its labels, e.g. all {@code op}s of the fallbacks. */
+    public static double metricSum(String name) {
+        double sum = 0;
+        for (String line : metrics().split("\n")) {
+            if (line.startsWith(name + "{") || line.startsWith(name + " ")) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1).trim());
+            }
+        }
+        return sum;
+    }
+
+    public static double replays(String source) {
+        return metric("payonce_replays_total{source=\"" + source + "\"}");
+    }
+
+    public static double stopped(String layer) {
+        return metric("payonce_duplicates_stopped_total{layer=\"" + layer + "\"}");
+    }
+
+    public static double redisFallbacks() {
+        return metricSum("payonce_redis_fallbacks_total");
+    }
+
+    public static Readiness readiness() {
+        Response response = given().get("/q/health/ready");
+        JsonPath json = JsonPath.from(response.asString());
+        String check = "checks.find { it.name == 'Redis fast path' }.data";
+        return new Readiness(response.statusCode(), json.getString("status"), json.getString(check + ".redis"),
+                json.getString(check + ".wake_ups"));
+    }
+
+    /**
+     * Polls readiness until the fast path reports {@code redis} (and {@code wakeUps}, unless null);
+     * bounded by {@code bound}, failing with the last answer seen.
+     */
+    public static Readiness awaitRedis(String redis, String wakeUps, Duration bound) {
+        long deadline = System.nanoTime() + bound.toNanos();
+        Readiness last;
+        do {
+            last = readiness();
+            if (redis.equals(last.redis()) && (wakeUps == null || wakeUps.equals(last.wakeUps()))) {
+                return last;
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted", e);
+            }
+        } while (System.nanoTime() < deadline);
+        throw new AssertionError("readiness did not show redis=" + redis + (wakeUps == null ? "" : ", wake_ups="
+                + wakeUps) + " within " + bound + "; last: " + last);
+    }
+
+    private static String metrics() {
+        return given().get("/q/metrics").then().statusCode(200).extract().asString();
+    }
+}

@@ -1,0 +1,72 @@
+package io.payonce.idempotency;
+
+import static io.payonce.Fixtures.MERCHANT;
+import static io.payonce.Fixtures.id;
+import static io.payonce.Fixtures.ledgerAttempts;
+import static io.payonce.Fixtures.payAnswer;
+import static io.payonce.Fixtures.pendingOrder;
+import static io.payonce.Fixtures.sandboxNormal;
+import static io.payonce.Fixtures.token;
+import static io.payonce.Operations.awaitRedis;
+import static io.payonce.Operations.replays;
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.time.Duration;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.payonce.Fixtures.Answer;
+import io.payonce.Operations.Readiness;
+import io.payonce.RedisUnreachable;
+import io.payonce.TestDatabase;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
+
+/** A service whose Redis is unreachable from the start keeps taking traffic and says so in readiness. */
+@QuarkusTest
+@TestProfile(RedisUnreachable.class)
+class RedisUnreachableAtStartTest {
+
+    private static final Duration HEALTH_BOUND = Duration.ofSeconds(10);
+
+    @Inject
+    TestDatabase db;
+
+    @BeforeEach
+    void setUp() {
+        db.clean();
+        sandboxNormal();
+    }
+
+    @Test
+    void readiness_isUpWithRedisDegraded() {
+        Readiness ready = awaitRedis("degraded", "polling", HEALTH_BOUND);
+
+        assertAll(ready.toString(),
+                () -> assertEquals(200, ready.httpStatus()),
+                () -> assertEquals("UP", ready.status()));
+    }
+
+    @Test
+    void duplicate_isReplayedFromMysql() {
+        awaitRedis("degraded", null, HEALTH_BOUND);
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        Answer first = payAnswer(token, orderNo, requestNo);
+        double mysqlReplays = replays("mysql");
+
+        Answer duplicate = payAnswer(token, orderNo, requestNo);
+
+        assertAll(
+                () -> assertEquals(200, first.status(), first.body()),
+                () -> assertEquals(first.body(), duplicate.body()),
+                () -> assertEquals("true", duplicate.replayed()),
+                () -> assertEquals(mysqlReplays + 1, replays("mysql"), "replays from mysql"),
+                () -> assertEquals(1, ledgerAttempts(MERCHANT, orderNo), "charge calls at the channel"));
+    }
+}

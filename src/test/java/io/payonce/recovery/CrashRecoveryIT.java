@@ -1,0 +1,315 @@
+package io.payonce.recovery;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer.OrderAnnotation;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+
+import io.payonce.AppProcess;
+import io.payonce.recovery.PayClient.Answer;
+import io.payonce.recovery.PayClient.Books;
+import io.payonce.recovery.PayClient.Intent;
+import io.payonce.recovery.PayClient.Ledger;
+
+/**
+ * A worker instance W is killed with SIGKILL while payments are at three stages: (c) charged at the
+ * channel, the answer not back yet; (b) the charge under way at the channel; (a) just sent to W. The
+ * channel is the sandbox of a second instance S, which is never killed and keeps one ledger. W is
+ * started again, reconciles, and every order must then be PAID with exactly one charge or PENDING with
+ * none, and a retry of every original request must get the final answer those books imply.
+ *
+ * <p>One crash serves every test of the class: they read, in order, what it left behind.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(OrderAnnotation.class)
+class CrashRecoveryIT {
+
+    private static final String MERCHANT = "merchant_crash";
+    private static final Duration MIN_AGE = Duration.ofSeconds(2);
+    private static final Duration LEASE = Duration.ofSeconds(3);
+    private static final long SLOW_CHARGE_MS = 1500;
+    /** How far into a slow charge W dies: well inside it, whatever the scheduling noise. */
+    private static final long INTO_THE_CHARGE_MS = 400;
+    private static final Duration SETTLE_BOUND = Duration.ofSeconds(20);
+
+    private AppProcess sandbox;
+    private AppProcess worker;
+    private PayClient channel;
+    private PayClient client;
+    private ExecutorService senders;
+
+    private List<Intent> justSent;
+    private List<Intent> duringCharge;
+    private List<Intent> afterCharge;
+    private final Map<Intent, Answer> beforeKill = new LinkedHashMap<>();
+    private final Map<Intent, Books> afterCrash = new LinkedHashMap<>();
+    private final Map<Intent, Books> afterRecovery = new LinkedHashMap<>();
+    private final Map<Intent, String> tokenAfterCrash = new LinkedHashMap<>();
+
+    @BeforeAll
+    void killWorkerMidPayments_thenRestartIt() throws Exception {
+        sandbox = AppProcess.named("crash-sandbox");
+        // until the crash W reconciles nothing (default min-age): the payments it leaves must be a dead
+        // process's, not ones its own reconciler settled while it was still waiting for the channel
+        worker = AppProcess.named("crash-worker")
+                .channel(sandbox.sandboxUrl())
+                .env("PAYONCE_SANDBOX_ENABLED", "false")
+                .env("PAYONCE_RECONCILE_INTERVAL", "1s")
+                .env("PAYONCE_IDEMPOTENCY_LEASE", LEASE.toSeconds() + "s");
+        AppProcess.startAll(sandbox, worker);
+        channel = new PayClient(sandbox, MERCHANT);
+        client = new PayClient(worker, MERCHANT);
+        channel.sandbox("ok", 0, 0);
+        warmUp();
+
+        afterCharge = client.newIntents(3);
+        duringCharge = client.newIntents(4);
+        justSent = client.newIntents(4);
+        senders = Executors.newFixedThreadPool(16);
+        Map<Intent, CompletableFuture<Answer>> inFlight = new LinkedHashMap<>();
+        long firstSent = System.nanoTime();
+
+        // (c) recorded at the channel at once, answered only after W's channel timeout
+        channel.sandbox("timeout_after_accept", 0, afterCharge.size());
+        afterCharge.forEach(intent -> inFlight.put(intent, send(intent)));
+        awaitLedger(afterCharge, ledger -> ledger.charges() == 1, "the late charges to be recorded");
+
+        // (b) arrived at the channel, which takes 1.5 s to charge
+        channel.sandbox("ok", SLOW_CHARGE_MS, duringCharge.size() + justSent.size());
+        duringCharge.forEach(intent -> inFlight.put(intent, send(intent)));
+        awaitLedger(duringCharge, ledger -> ledger.attempts() == 1, "the slow charges to arrive");
+        Thread.sleep(INTO_THE_CHARGE_MS);
+
+        // (a) on their way to W, sent 70, 30, 10 and 0 ms before it dies, so they die at different early steps
+        long[] pauses = { 40, 20, 10, 0 };
+        for (int i = 0; i < justSent.size(); i++) {
+            inFlight.put(justSent.get(i), send(justSent.get(i)));
+            Thread.sleep(pauses[i]);
+        }
+        worker.kill();
+        System.out.printf("W killed %d ms after the first payment was sent%n", (System.nanoTime() - firstSent) / 1_000_000);
+
+        for (var sent : inFlight.entrySet()) {
+            beforeKill.put(sent.getKey(), sent.getValue().get(5, TimeUnit.SECONDS));
+        }
+        all().forEach(intent -> afterCrash.put(intent, channel.books(intent.orderNo())));
+        all().forEach(intent -> tokenAfterCrash.put(intent, Tables.tokenState(MERCHANT, intent.token())));
+
+        worker.env("PAYONCE_RECONCILE_MIN_AGE", MIN_AGE.toSeconds() + "s").start().awaitReady();
+        long restarted = System.nanoTime();
+        awaitSettled(all(), SETTLE_BOUND);
+        System.out.printf("settled %d ms after W was ready again%n", (System.nanoTime() - restarted) / 1_000_000);
+        all().forEach(intent -> afterRecovery.put(intent, channel.books(intent.orderNo())));
+        channel.sandbox("ok", 0, 0);
+        report();
+    }
+
+    @AfterAll
+    void stop() throws InterruptedException {
+        if (senders != null) {
+            senders.shutdownNow();
+        }
+        for (AppProcess app : new AppProcess[] { worker, sandbox }) {
+            if (app != null) {
+                app.close();
+            }
+        }
+    }
+
+    @Test
+    @Order(1)
+    void afterRecovery_everyOrderIsPaidWithOneChargeOrPendingWithNone() {
+        assertForEach(all(), intent -> {
+            Books books = afterRecovery.get(intent);
+            assertTrue(books.settled(), "nothing left PAYING or PROCESSING: " + books);
+            assertTrue(books.paymentsFor(intent.requestNo()) <= 1, "at most one payment record: " + books);
+            boolean paidOnce = "PAID".equals(books.orderStatus()) && books.charges() == 1
+                    && "SUCCEEDED".equals(books.paymentStatus(intent.requestNo()));
+            boolean notCharged = "PENDING".equals(books.orderStatus()) && books.charges() == 0
+                    && !"SUCCEEDED".equals(books.paymentStatus(intent.requestNo()));
+            assertTrue(paidOnce || notCharged, "PAID with one charge or PENDING with none: " + books);
+        });
+    }
+
+    @Test
+    @Order(2)
+    void answeredBeforeTheCrash_isWhatTheBooksSay() {
+        // W died before any charge was answered, so nothing should have been acknowledged; if one was, it holds
+        assertForEach(all(), intent -> {
+            Answer answer = beforeKill.get(intent);
+            if (answer.status() == 200) {
+                assertEquals("PAID", afterRecovery.get(intent).orderStatus(), "an acknowledged payment is kept");
+            }
+        });
+    }
+
+    /**
+     * A token is left IN_PROGRESS by the crash either with a payment record behind it (reconciliation
+     * settles that and completes the token) or without one (its lease runs out and it is released). Once
+     * both have had their time, no token of the crash is still in progress, so no retry can get a 202.
+     */
+    @Test
+    @Order(3)
+    void afterReconciliationAndLeaseExpiry_noTokenIsLeftInProgress() throws InterruptedException {
+        long deadline = System.nanoTime() + LEASE.plusSeconds(3).toNanos();
+        while (System.nanoTime() < deadline && all().stream()
+                .anyMatch(intent -> "IN_PROGRESS".equals(Tables.tokenState(MERCHANT, intent.token())))) {
+            Thread.sleep(200);
+        }
+        assertForEach(all(), intent -> {
+            String state = Tables.tokenState(MERCHANT, intent.token());
+            Books books = afterRecovery.get(intent);
+            if (books.paymentsFor(intent.requestNo()) == 1) {
+                assertEquals("COMPLETED", state, () -> "settled by reconciliation: " + books);
+            } else {
+                assertTrue("AVAILABLE".equals(state), () -> "no payment record, released or never claimed: " + state
+                        + " (right after the crash: " + tokenAfterCrash.get(intent) + ")");
+            }
+        });
+    }
+
+    @Test
+    @Order(4)
+    void chargedBeforeTheCrash_isPaidByReconciliation() {
+        assertForEach(afterCharge, intent -> {
+            Books books = afterRecovery.get(intent);
+            assertEquals("PAID", books.orderStatus(), () -> "the channel holds its charge: " + books);
+            assertEquals(1, books.charges(), () -> books.toString());
+            assertEquals("SUCCEEDED", books.paymentStatus(intent.requestNo()), () -> books.toString());
+        });
+    }
+
+    /**
+     * A provider completes a charge it has accepted whatever its caller does, and the sandbox says it
+     * behaves like one; so a worker dying in the middle of the call still leaves a charge, which
+     * reconciliation must find and turn into a PAID order.
+     */
+    @Test
+    @Order(5)
+    void killedDuringTheChannelCall_theChannelCompletesTheChargeAndReconciliationPaysIt() {
+        assertForEach(duringCharge, intent -> {
+            Books books = afterRecovery.get(intent);
+            assertEquals(1, books.charges(), () -> "the charge under way when W died was completed by the channel: "
+                    + books + " (right after the crash: " + afterCrash.get(intent) + ")");
+            assertEquals("PAID", books.orderStatus(), () -> books.toString());
+        });
+    }
+
+    /**
+     * The same request again, same token and body, to the restarted W. The contract implies the answer:
+     * PAID, the stored 200 replayed; PENDING behind a FAILED payment (reconciliation found no charge), the
+     * stored 402 payment_declined replayed; PENDING with no payment record (W died before it wrote one,
+     * and the dead lease was released), a fresh execution that pays. Never a 202 or a 409: by now every
+     * payment is settled and every lease has run out. A second copy then gets the first copy's answer.
+     */
+    @Test
+    @Order(6)
+    void retryOfEveryRequest_getsTheFinalAnswerItsBooksImply() throws Exception {
+        Map<Intent, CompletableFuture<Answer>> retries = new LinkedHashMap<>();
+        all().forEach(intent -> retries.put(intent, send(intent)));
+        Map<Intent, Answer> answers = new LinkedHashMap<>();
+        for (var retry : retries.entrySet()) {
+            answers.put(retry.getKey(), retry.getValue().get(30, TimeUnit.SECONDS));
+        }
+        assertForEach(all(), intent -> {
+            Books books = afterRecovery.get(intent);
+            Answer retry = answers.get(intent);
+            String paymentStatus = books.paymentStatus(intent.requestNo());
+            if ("PAID".equals(books.orderStatus())) {
+                assertEquals(200, retry.status(), () -> "paid: the stored 200 is replayed, got " + retry);
+                assertTrue(retry.isReplay(), () -> "a replay: " + retry);
+                assertEquals("PAID", retry.field("status"));
+                assertEquals(channel.channelTxnId(intent.requestNo()), retry.field("channel_txn_id"),
+                        "the answer names the channel's transaction");
+            } else if ("FAILED".equals(paymentStatus)) {
+                assertEquals(402, retry.status(), () -> "settled FAILED: the stored 402 is replayed, got " + retry);
+                assertEquals("payment_declined", retry.code());
+                assertTrue(retry.isReplay(), () -> "a replay: " + retry);
+            } else {
+                assertEquals(200, retry.status(), () -> "no payment record: a fresh execution pays, got " + retry);
+                assertEquals("PAID", retry.field("status"));
+            }
+            Answer again = client.pay(intent);
+            assertEquals(retry.status(), again.status(), () -> "a second copy gets the same answer: " + again);
+            assertEquals(retry.body(), again.body(), "byte for byte");
+            assertTrue(again.isReplay(), () -> "a replay: " + again);
+
+            Books finally_ = channel.books(intent.orderNo());
+            assertEquals(retry.status() == 200 ? "PAID" : "PENDING", finally_.orderStatus(), finally_::toString);
+            assertEquals(retry.status() == 200 ? 1 : 0, finally_.charges(), finally_::toString);
+            assertEquals(1, finally_.paymentsFor(intent.requestNo()), finally_::toString);
+        });
+    }
+
+    /** One payment end to end, so the crash finds both processes past their first, slow requests. */
+    private void warmUp() {
+        Intent intent = client.newIntent();
+        assertEquals(200, client.pay(intent).status(), "a warm-up payment");
+        channel.books(intent.orderNo());
+    }
+
+    private List<Intent> all() {
+        List<Intent> all = new ArrayList<>(afterCharge);
+        all.addAll(duringCharge);
+        all.addAll(justSent);
+        return all;
+    }
+
+    private String stage(Intent intent) {
+        return afterCharge.contains(intent) ? "(c) after charge" : duringCharge.contains(intent) ? "(b) during charge"
+                : "(a) just sent";
+    }
+
+    private CompletableFuture<Answer> send(Intent intent) {
+        return CompletableFuture.supplyAsync(() -> client.pay(intent), senders);
+    }
+
+    private void awaitLedger(List<Intent> intents, Predicate<Ledger> condition, String what)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+        while (!intents.stream().allMatch(intent -> condition.test(channel.ledger(intent.orderNo())))) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    /** Polls the books until every order is settled or the bound has passed; the tests judge what is left. */
+    private void awaitSettled(List<Intent> intents, Duration bound) throws InterruptedException {
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (System.nanoTime() < deadline
+                && !intents.stream().allMatch(intent -> channel.books(intent.orderNo()).settled())) {
+            Thread.sleep(200);
+        }
+    }
+
+    private void report() {
+        for (Intent intent : all()) {
+            System.out.printf("%-18s %s%n  before kill: %s%n  after crash: %s, token %s%n  recovered:   %s%n",
+                    stage(intent), intent.orderNo(), beforeKill.get(intent), afterCrash.get(intent),
+                    tokenAfterCrash.get(intent), afterRecovery.get(intent));
+        }
+    }
+
+    private void assertForEach(List<Intent> intents, IntentChecks.Check check) {
+        IntentChecks.assertForEach(intents, intent -> stage(intent) + " " + intent.orderNo(), check);
+    }
+}

@@ -1,0 +1,281 @@
+package io.payonce.recovery;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer.OrderAnnotation;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+
+import io.payonce.AppProcess;
+import io.payonce.TcpProxy;
+import io.payonce.recovery.PayClient.Answer;
+import io.payonce.recovery.PayClient.Books;
+import io.payonce.recovery.PayClient.Intent;
+
+/**
+ * A worker W reaches MariaDB through a TCP proxy, which is cut for two seconds in the middle of a stream
+ * of payments (connections reset, new ones refused) and then restored. The channel is the sandbox of a
+ * second instance S on the database directly, so the channel works throughout. Nothing W acknowledged
+ * may be lost, nothing may fail with a 500, and after a retry of every request with its own token every
+ * order is PAID once with exactly one charge.
+ *
+ * <p>One outage serves every test of the class: they read, in order, what it left behind.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(OrderAnnotation.class)
+class DatabaseOutageIT {
+
+    private static final String MERCHANT = "merchant_outage";
+    private static final int PAYMENTS = 45;
+    private static final long EVERY_MS = 100;
+    private static final long CUT_AT_MS = 1_000;
+    private static final long CUT_FOR_MS = 2_000;
+    private static final long CHARGE_MS = 150;
+
+    private TcpProxy database;
+    private AppProcess sandbox;
+    private AppProcess worker;
+    private PayClient channel;
+    private PayClient client;
+    private ScheduledExecutorService senders;
+
+    private List<Intent> intents;
+    private final Map<Intent, Answer> answers = new LinkedHashMap<>();
+    private final Map<Intent, Books> afterOutage = new LinkedHashMap<>();
+    private final Map<Intent, Answer> retries = new LinkedHashMap<>();
+
+    @BeforeAll
+    void cutTheDatabaseMidStream_thenRestoreIt() throws Exception {
+        URI direct = URI.create(System.getenv().getOrDefault("QUARKUS_DATASOURCE_JDBC_URL",
+                "jdbc:mariadb://127.0.0.1:3306/test").substring("jdbc:".length()));
+        database = new TcpProxy(direct.getPort());
+        String viaProxy = "//127.0.0.1:" + database.port() + direct.getPath();
+        sandbox = AppProcess.named("outage-sandbox");
+        worker = AppProcess.named("outage-worker")
+                .channel(sandbox.sandboxUrl())
+                .env("PAYONCE_SANDBOX_ENABLED", "false")
+                .env("QUARKUS_DATASOURCE_REACTIVE_URL", "mysql:" + viaProxy)
+                .env("QUARKUS_DATASOURCE_JDBC_URL", "jdbc:mariadb:" + viaProxy)
+                .env("PAYONCE_RECONCILE_MIN_AGE", "2s")
+                .env("PAYONCE_RECONCILE_INTERVAL", "1s")
+                .env("PAYONCE_IDEMPOTENCY_LEASE", "3s");
+        AppProcess.startAll(sandbox, worker);
+        channel = new PayClient(sandbox, MERCHANT);
+        client = new PayClient(worker, MERCHANT);
+        channel.sandbox("ok", 0, 0);
+        Intent warmUp = client.newIntent();
+        assertEquals(200, client.pay(warmUp).status(), "a warm-up payment");
+
+        intents = channel.newIntents(PAYMENTS);
+        channel.sandbox("ok", CHARGE_MS, PAYMENTS);
+        senders = Executors.newScheduledThreadPool(PAYMENTS);
+        Map<Intent, CompletableFuture<Answer>> sent = new LinkedHashMap<>();
+        for (int i = 0; i < PAYMENTS; i++) {
+            Intent intent = intents.get(i);
+            CompletableFuture<Answer> answer = new CompletableFuture<>();
+            senders.schedule(() -> answer.complete(client.pay(intent)), i * EVERY_MS, TimeUnit.MILLISECONDS);
+            sent.put(intent, answer);
+        }
+        senders.schedule(database::cut, CUT_AT_MS, TimeUnit.MILLISECONDS);
+        senders.schedule(database::restore, CUT_AT_MS + CUT_FOR_MS, TimeUnit.MILLISECONDS);
+        for (var answer : sent.entrySet()) {
+            answers.put(answer.getKey(), answer.getValue().get(40, TimeUnit.SECONDS));
+        }
+        channel.sandbox("ok", 0, 0);
+        for (int i = 0; i < PAYMENTS; i++) {
+            System.out.printf("%4d ms %s %s%n", i * EVERY_MS, intents.get(i).orderNo(), answers.get(intents.get(i)));
+        }
+
+        awaitSettled(Duration.ofSeconds(20));
+        intents.forEach(intent -> afterOutage.put(intent, channel.books(intent.orderNo())));
+        Map<Intent, CompletableFuture<Answer>> retrying = new LinkedHashMap<>();
+        for (Intent intent : intents) {
+            retrying.put(intent, client.payUntilFinalAsync(intent, Duration.ofSeconds(20), senders));
+        }
+        for (var retry : retrying.entrySet()) {
+            retries.put(retry.getKey(), retry.getValue().get(40, TimeUnit.SECONDS));
+        }
+        retries.forEach((intent, retry) -> System.out.printf("retry %s %s%n", intent.orderNo(), retry));
+    }
+
+    @AfterAll
+    void stop() throws InterruptedException {
+        if (senders != null) {
+            senders.shutdownNow();
+        }
+        for (AppProcess app : new AppProcess[] { worker, sandbox }) {
+            if (app != null) {
+                app.close();
+            }
+        }
+        if (database != null) {
+            database.close();
+        }
+    }
+
+    @Test
+    @Order(1)
+    void theOutageWasFelt() {
+        assertTrue(answers.values().stream().anyMatch(a -> a.status() != 200),
+                "some payments ran into the outage: " + statuses());
+    }
+
+    /**
+     * 200 paid, 503 nothing irreversible happened (retry), 202 charged but not yet settled: those are the
+     * answers to a database outage. A 500, an unmapped status or a dropped connection is not.
+     */
+    /** The pool reconnects by itself: a payment sent half a second after the restore is served as usual. */
+    @Test
+    @Order(2)
+    void afterTheRestore_newPaymentsArePaidAtOnce() {
+        long settledAfterMs = CUT_AT_MS + CUT_FOR_MS + 500;
+        assertForEach(intents.subList((int) (settledAfterMs / EVERY_MS) + 1, PAYMENTS), intent -> assertEquals(200,
+                answers.get(intent).status(), () -> "paid: " + answers.get(intent)));
+    }
+
+    @Test
+    @Order(3)
+    void everyAnswerDuringTheOutage_isPaidAcceptedOrRetryable() {
+        assertForEach(intents, intent -> {
+            Answer answer = answers.get(intent);
+            assertTrue(Set.of(200, 202, 503).contains(answer.status()), () -> "200, 202 or 503: " + answer);
+            if (answer.status() == 503) {
+                assertTrue(answer.isRetryable(), () -> "a 503 is temporarily_unavailable with Retry-After: " + answer);
+            }
+        });
+    }
+
+    @Test
+    @Order(4)
+    void acknowledgedPayments_areKept() {
+        assertForEach(intents, intent -> {
+            if (answers.get(intent).status() != 200) {
+                return;
+            }
+            Books books = afterOutage.get(intent);
+            assertEquals("PAID", books.orderStatus(), books::toString);
+            assertEquals(1, books.charges(), books::toString);
+            assertEquals("SUCCEEDED", books.paymentStatus(intent.requestNo()), books::toString);
+        });
+    }
+
+    /**
+     * A 503 promises that nothing irreversible happened: no payment record was left behind, or, if the
+     * database kept one it could not confirm, the retry with the same token still pays the order.
+     */
+    @Test
+    @Order(5)
+    void refusedPayments_leftNoRecordOrAreRetriedSuccessfully() {
+        assertForEach(intents, intent -> {
+            if (answers.get(intent).status() != 503) {
+                return;
+            }
+            Books books = afterOutage.get(intent);
+            Answer retry = retries.get(intent);
+            // the third ending: the database kept a record it could not confirm, the charge never reached
+            // the channel, and reconciliation settled it as unknown to the channel (contract section 6)
+            boolean settledUnknown = retry.status() == 402 && "PENDING".equals(books.orderStatus());
+            assertTrue(books.paymentsFor(intent.requestNo()) == 0 || retry.status() == 200 || settledUnknown,
+                    () -> "no record, a paid retry, or settled as unknown to the channel: " + books + ", retry "
+                            + retry);
+            assertEquals(0, books.charges(), () -> "a 503 charged nothing: " + books);
+        });
+    }
+
+    /**
+     * After the restore and a retry of every request with its own token, every order is PAID once with one
+     * charge. The one other ending the contract allows: a 202 whose charge never reached the channel is
+     * settled by reconciliation as unknown to the channel, FAILED, and its retry replays 402; the same
+     * for a 503 whose opening transaction committed although the service could not confirm it.
+     */
+    @Test
+    @Order(6)
+    void afterRestoreAndRetries_everyOrderIsPaidOnceWithOneCharge() {
+        assertForEach(intents, intent -> {
+            Answer first = answers.get(intent);
+            Answer retry = retries.get(intent);
+            Books books = channel.books(intent.orderNo());
+            assertEquals(1, books.payments().size(), books::toString);
+            if ((first.status() == 202 || first.status() == 503) && books.attempts() == 0 && retry.status() == 402) {
+                assertEquals(402, retry.status(), () -> "never charged, settled FAILED: " + retry);
+                assertEquals("PENDING", books.orderStatus(), books::toString);
+                assertEquals(0, books.charges(), books::toString);
+                return;
+            }
+            assertEquals(200, retry.status(), () -> "the retry is paid: " + retry + " (first answer: " + first + ")");
+            if (first.status() == 200) {
+                assertEquals(first.body(), retry.body(), "the retry replays the first answer byte for byte");
+                assertTrue(retry.isReplay(), () -> "a replay: " + retry);
+            }
+            assertEquals("PAID", books.orderStatus(), books::toString);
+            assertEquals(1, books.charges(), books::toString);
+            assertEquals("SUCCEEDED", books.paymentStatus(intent.requestNo()), books::toString);
+        });
+    }
+
+    /**
+     * The answer to the opening transaction's COMMIT is lost: the payment record and the order's move to
+     * PAYING are committed, no charge was sent, and W cannot tell whether the COMMIT took. A 503 says
+     * nothing happened and the same token may be retried; that is only true if the retry can pay. When W
+     * cannot know, the answer the contract has for it is 202 (outcome unknown), and the retry then gets
+     * whatever reconciliation settles.
+     */
+    @Test
+    @Order(7)
+    void answerToTheOpeningCommitLost_isA503OnlyIfTheRetryPays() throws InterruptedException {
+        Intent intent = channel.newIntent();
+        database.cutAfterNext("COMMIT");
+        Answer first = client.pay(intent);
+        database.restore();
+        Books left = channel.books(intent.orderNo());
+        System.out.println("commit answer lost: " + first + "; " + left);
+        assertEquals(1, left.paymentsFor(intent.requestNo()), () -> "the COMMIT took: " + left);
+        assertEquals(0, left.attempts(), () -> "no charge was sent: " + left);
+
+        Answer retry = client.payUntilFinal(intent, Duration.ofSeconds(15));
+        Books settled = channel.books(intent.orderNo());
+        System.out.println("retried: " + retry + "; " + settled);
+        if (first.status() == 503) {
+            assertEquals(200, retry.status(), () -> "told 503 (nothing happened, retry), the retry pays: " + retry
+                    + "; " + settled);
+        } else {
+            assertEquals(202, first.status(), () -> "the outcome is unknown: " + first);
+            assertTrue(retry.status() == 200 || retry.status() == 402, () -> "a final answer: " + retry);
+        }
+        assertEquals(retry.status() == 200 ? "PAID" : "PENDING", settled.orderStatus(), settled::toString);
+        assertEquals(retry.status() == 200 ? 1 : 0, settled.charges(), settled::toString);
+    }
+
+    private String statuses() {
+        return answers.values().stream().collect(Collectors.groupingBy(Answer::status, Collectors.counting())).toString();
+    }
+
+    private void awaitSettled(Duration bound) throws InterruptedException {
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (System.nanoTime() < deadline
+                && !intents.stream().allMatch(intent -> channel.books(intent.orderNo()).settled())) {
+            Thread.sleep(200);
+        }
+    }
+
+    private void assertForEach(List<Intent> intents, IntentChecks.Check check) {
+        IntentChecks.assertForEach(intents, intent -> intent.orderNo() + " (first answer " + answers.get(intent).status() + ")", check);
+    }
+}

@@ -1,0 +1,230 @@
+package io.payonce.recovery;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer.OrderAnnotation;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+
+import io.payonce.AppProcess;
+import io.payonce.recovery.PayClient.Answer;
+import io.payonce.recovery.PayClient.Books;
+import io.payonce.recovery.PayClient.Intent;
+
+/**
+ * SIGTERM to a worker W while slow payments are in flight, as an orchestrator stops an instance. The
+ * configuration promises: readiness goes DOWN for {@code quarkus.shutdown.delay} (1 s) while requests are
+ * still served, waiting duplicates are told to retry, and owners finish within
+ * {@code quarkus.shutdown.timeout} (10 s). Then W is started again, every request is retried with its
+ * token, and every order must be PAID once with one charge and nothing left half-written.
+ *
+ * <p>One shutdown serves every test of the class: they read, in order, what it left behind.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(OrderAnnotation.class)
+class GracefulShutdownIT {
+
+    private static final String MERCHANT = "merchant_shutdown";
+    private static final long SLOW_CHARGE_MS = 1500;
+    private static final Duration SHUTDOWN_DELAY = Duration.ofSeconds(1);
+    private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
+    /** A JVM needs a moment beyond the shutdown timeout to stop its last parts. */
+    private static final Duration EXIT_BOUND = SHUTDOWN_DELAY.plus(SHUTDOWN_TIMEOUT).plusSeconds(3);
+
+    private AppProcess sandbox;
+    private AppProcess worker;
+    private PayClient channel;
+    private PayClient client;
+    private ExecutorService senders;
+
+    private List<Intent> inFlight;
+    /** Sent while W is in its shutdown delay, and after it. */
+    private List<Intent> late;
+    private final Map<Intent, Answer> firstAnswers = new LinkedHashMap<>();
+    private Answer duplicate;
+    private boolean exited;
+    private long exitMs;
+    private final Map<Intent, Answer> retries = new LinkedHashMap<>();
+
+    @BeforeAll
+    void terminateWorkerMidPayments_thenRestartIt() throws Exception {
+        sandbox = AppProcess.named("shutdown-sandbox");
+        worker = AppProcess.named("shutdown-worker")
+                .channel(sandbox.sandboxUrl())
+                .env("PAYONCE_SANDBOX_ENABLED", "false")
+                .env("PAYONCE_RECONCILE_INTERVAL", "1s")
+                .env("PAYONCE_IDEMPOTENCY_LEASE", "3s");
+        AppProcess.startAll(sandbox, worker);
+        channel = new PayClient(sandbox, MERCHANT);
+        client = new PayClient(worker, MERCHANT);
+        channel.sandbox("ok", 0, 0);
+        Intent warmUp = client.newIntent();
+        assertEquals(200, client.pay(warmUp).status(), "a warm-up payment");
+
+        inFlight = client.newIntents(5);
+        late = client.newIntents(2);
+        senders = Executors.newFixedThreadPool(16);
+        Map<Intent, CompletableFuture<Answer>> sent = new LinkedHashMap<>();
+        channel.sandbox("ok", SLOW_CHARGE_MS, inFlight.size());
+        inFlight.forEach(intent -> sent.put(intent, send(intent)));
+        awaitAttempts(inFlight);
+        CompletableFuture<Answer> copy = send(inFlight.get(0));
+        Thread.sleep(150); // the copy is waiting for the first execution now
+
+        long sigterm = System.nanoTime();
+        worker.terminate();
+        Thread.sleep(300);
+        sent.put(late.get(0), send(late.get(0))); // inside the shutdown delay
+        Thread.sleep(1_000);
+        sent.put(late.get(1), send(late.get(1))); // after the delay, while in-flight requests drain
+        exited = worker.awaitExit(EXIT_BOUND);
+        exitMs = (System.nanoTime() - sigterm) / 1_000_000;
+        System.out.printf("W exited %s %d ms after SIGTERM%n", exited ? "with " + worker.exitValue() : "not yet", exitMs);
+
+        for (var answer : sent.entrySet()) {
+            firstAnswers.put(answer.getKey(), answer.getValue().get(25, TimeUnit.SECONDS));
+        }
+        duplicate = copy.get(25, TimeUnit.SECONDS);
+        firstAnswers.forEach((intent, answer) -> System.out.printf("%s %s%n", intent.orderNo(), answer));
+        System.out.println("duplicate of " + inFlight.get(0).orderNo() + ": " + duplicate);
+
+        if (!exited) {
+            worker.kill();
+        }
+        worker.env("PAYONCE_RECONCILE_MIN_AGE", "2s").start().awaitReady();
+        awaitSettled(all(), Duration.ofSeconds(20));
+        Map<Intent, CompletableFuture<Answer>> retrying = new LinkedHashMap<>();
+        for (Intent intent : all()) {
+            retrying.put(intent, client.payUntilFinalAsync(intent, Duration.ofSeconds(15), senders));
+        }
+        for (var retry : retrying.entrySet()) {
+            retries.put(retry.getKey(), retry.getValue().get(40, TimeUnit.SECONDS));
+        }
+    }
+
+    @AfterAll
+    void stop() throws InterruptedException {
+        if (senders != null) {
+            senders.shutdownNow();
+        }
+        for (AppProcess app : new AppProcess[] { worker, sandbox }) {
+            if (app != null) {
+                app.close();
+            }
+        }
+    }
+
+    @Test
+    @Order(1)
+    void exitsWithinTheShutdownTimeout() {
+        assertTrue(exited, "W exited within shutdown delay + timeout + 3 s (" + EXIT_BOUND + ")");
+        assertTrue(exitMs < EXIT_BOUND.toMillis(), "exited after " + exitMs + " ms");
+    }
+
+    /** An owner is past the point of no return: it finishes its payment and answers, whatever the signal. */
+    @Test
+    @Order(2)
+    void inFlightOwners_finishWithTheirFinalAnswer() {
+        assertForEach(inFlight, intent -> {
+            Answer answer = firstAnswers.get(intent);
+            assertEquals(200, answer.status(), () -> "the in-flight owner finished: " + answer);
+            assertEquals("PAID", answer.field("status"));
+        });
+    }
+
+    /** The commit "waiting duplicates are told to retry (409 + Retry-After)": or they get the owner's answer. */
+    @Test
+    @Order(3)
+    void waitingDuplicate_isToldToRetryOrGetsTheOwnersAnswer() {
+        Answer owner = firstAnswers.get(inFlight.get(0));
+        boolean toldToRetry = duplicate.status() == 409 && "request_in_progress".equals(duplicate.code())
+                && duplicate.retryAfter() != null;
+        boolean ownersAnswer = duplicate.status() == owner.status() && duplicate.body().equals(owner.body());
+        assertTrue(toldToRetry || ownersAnswer, "409 request_in_progress with Retry-After, or the owner's answer: "
+                + duplicate + " (owner: " + owner + ")");
+    }
+
+    /**
+     * A request that arrives while W stops is either served in full (during the delay) or refused in a way
+     * a client retries: a 503 with Retry-After, or a connection that never opened. Never cut off halfway.
+     */
+    @Test
+    @Order(4)
+    void requestsArrivingDuringShutdown_areServedOrRefusedRetryably() {
+        assertForEach(late, intent -> {
+            Answer answer = firstAnswers.get(intent);
+            boolean served = answer.status() == 200;
+            boolean refused = answer.status() == 503 && answer.retryAfter() != null;
+            boolean neverConnected = !answer.answered() && answer.transportError().contains("ConnectException");
+            assertTrue(served || refused || neverConnected, () -> "served, refused retryably or not connected: " + answer);
+        });
+    }
+
+    @Test
+    @Order(5)
+    void afterRestartAndRetries_everyOrderIsPaidOnceAndNothingIsHalfWritten() {
+        assertForEach(all(), intent -> {
+            Answer first = firstAnswers.get(intent);
+            Answer retry = retries.get(intent);
+            assertEquals(200, retry.status(), () -> "the retry is paid: " + retry + " (first answer: " + first + ")");
+            if (first.status() == 200) {
+                assertEquals(first.body(), retry.body(), "the retry replays the first answer byte for byte");
+                assertTrue(retry.isReplay(), () -> "a replay: " + retry);
+            }
+            Books books = channel.books(intent.orderNo());
+            assertEquals("PAID", books.orderStatus(), books::toString);
+            assertEquals(1, books.charges(), books::toString);
+            assertEquals(1, books.payments().size(), books::toString);
+            assertEquals("SUCCEEDED", books.paymentStatus(intent.requestNo()), books::toString);
+            assertEquals("COMPLETED", Tables.tokenState(MERCHANT, intent.token()), "the token holds its answer");
+        });
+    }
+
+    private List<Intent> all() {
+        List<Intent> all = new ArrayList<>(inFlight);
+        all.addAll(late);
+        return all;
+    }
+
+    private CompletableFuture<Answer> send(Intent intent) {
+        return CompletableFuture.supplyAsync(() -> client.pay(intent), senders);
+    }
+
+    private void awaitAttempts(List<Intent> intents) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+        while (!intents.stream().allMatch(intent -> channel.ledger(intent.orderNo()).attempts() == 1)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the slow charges did not reach the channel");
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private void awaitSettled(List<Intent> intents, Duration bound) throws InterruptedException {
+        long deadline = System.nanoTime() + bound.toNanos();
+        Predicate<Intent> settled = intent -> channel.books(intent.orderNo()).settled();
+        while (System.nanoTime() < deadline && !intents.stream().allMatch(settled)) {
+            Thread.sleep(200);
+        }
+    }
+
+    private void assertForEach(List<Intent> intents, IntentChecks.Check check) {
+        IntentChecks.assertForEach(intents, intent -> intent.orderNo(), check);
+    }
+}

@@ -1,0 +1,32 @@
+package io.payonce.recovery;
+
+import static org.junit.jupiter.api.Assertions.assertAll;
+
+import java.util.List;
+import java.util.function.Function;
+
+import org.junit.jupiter.api.function.Executable;
+
+import io.payonce.recovery.PayClient.Intent;
+
+/** Runs one check per payment and reports every failure at once, each named by its payment. */
+final class IntentChecks {
+
+    @FunctionalInterface
+    interface Check {
+        void accept(Intent intent) throws Exception;
+    }
+
+    private IntentChecks() {
+    }
+
+    static void assertForEach(List<Intent> intents, Function<Intent, String> label, Check check) {
+        assertAll(intents.stream().map(intent -> (Executable) () -> {
+            try {
+                check.accept(intent);
+            } catch (AssertionError e) {
+                throw new AssertionError(label.apply(intent) + ": " + e.getMessage(), e);
+            }
+        }));
+    }
+}

@@ -1,0 +1,217 @@
+package io.payonce.recovery;
+
+import static io.restassured.RestAssured.given;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+
+import io.payonce.AppProcess;
+import io.restassured.config.HttpClientConfig;
+import io.restassured.config.RestAssuredConfig;
+import io.restassured.http.ContentType;
+import io.restassured.path.json.JsonPath;
+import io.restassured.response.Response;
+import io.restassured.specification.RequestSpecification;
+
+/**
+ * One merchant's HTTP client of one PayOnce instance, as the recovery tests drive it: orders, tokens,
+ * payments whose answer may also be a broken connection, the sandbox's behaviour and the books (order,
+ * payment records and the channel's ledger) read back afterwards. Every call is bounded in time.
+ */
+final class PayClient {
+
+    static final long AMOUNT = 2500;
+    static final String CURRENCY = "EUR";
+    /** Longer than a duplicate's wait bound (10 s) plus a slow charge: a pay call always ends by then. */
+    private static final Duration PAY_TIMEOUT = Duration.ofSeconds(20);
+    private static final Duration CALL_TIMEOUT = Duration.ofSeconds(5);
+
+    private final int port;
+    private final String merchant;
+
+    PayClient(AppProcess app, String merchant) {
+        this(app.port(), merchant);
+    }
+
+    PayClient(int port, String merchant) {
+        this.port = port;
+        this.merchant = merchant;
+    }
+
+    /** One payment a client means to make: its order, its own request number and its own token. */
+    record Intent(String orderNo, String requestNo, String token) {
+        Map<String, Object> body() {
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("order_no", orderNo);
+            body.put("request_no", requestNo);
+            body.put("amount", AMOUNT);
+            return body;
+        }
+    }
+
+    /**
+     * What a pay call got: an HTTP answer, or ({@code status} 0) the transport error that ended it, such as
+     * the connection reset by a killed process.
+     */
+    record Answer(int status, String body, String replayed, String retryAfter, String transportError, long elapsedMs) {
+
+        boolean answered() {
+            return status != 0;
+        }
+
+        String code() {
+            return status >= 400 && body != null && body.startsWith("{") ? JsonPath.from(body).getString("code") : null;
+        }
+
+        String field(String name) {
+            return body != null && body.startsWith("{") ? JsonPath.from(body).getString(name) : null;
+        }
+
+        boolean isReplay() {
+            return "true".equals(replayed);
+        }
+
+        /** An answer that tells the client to send the same request again with the same token. */
+        boolean isRetryable() {
+            return (status == 503 && "temporarily_unavailable".equals(code()) && retryAfter != null)
+                    || (status == 409 && "request_in_progress".equals(code()) && retryAfter != null);
+        }
+
+        @Override
+        public String toString() {
+            return answered() ? status + (isReplay() ? " (replayed) " : " ") + body + " after " + elapsedMs + " ms"
+                    : "no answer (" + transportError + ") after " + elapsedMs + " ms";
+        }
+    }
+
+    /** The books of one order after the fact: the service's order and payment records, and the channel's ledger. */
+    record Books(String orderStatus, List<Map<String, String>> payments, long charges, long attempts) {
+
+        long paymentsFor(String requestNo) {
+            return payments.stream().filter(p -> requestNo.equals(p.get("request_no"))).count();
+        }
+
+        String paymentStatus(String requestNo) {
+            return payments.stream().filter(p -> requestNo.equals(p.get("request_no"))).map(p -> p.get("status"))
+                    .findFirst().orElse(null);
+        }
+
+        boolean settled() {
+            return !"PAYING".equals(orderStatus) && payments.stream().noneMatch(p -> "PROCESSING".equals(p.get("status")));
+        }
+
+        @Override
+        public String toString() {
+            return "order " + orderStatus + ", payments " + payments + ", ledger " + charges + " charge(s) of "
+                    + attempts + " attempt(s)";
+        }
+    }
+
+    /** The channel's ledger for one order: distinct successful charges, and charge calls that arrived. */
+    record Ledger(long charges, long attempts) {
+    }
+
+    RequestSpecification call(Duration timeout) {
+        int ms = (int) timeout.toMillis();
+        RestAssuredConfig config = RestAssuredConfig.config().httpClient(HttpClientConfig.httpClientConfig()
+                .setParam("http.connection.timeout", 2_000)
+                .setParam("http.socket.timeout", ms));
+        return given().config(config).baseUri("http://127.0.0.1").port(port).header("X-Merchant-Id", merchant)
+                .contentType(ContentType.JSON);
+    }
+
+    /** A PENDING order and a fresh token for it, each with its own number. */
+    Intent newIntent() {
+        String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        String orderNo = "ord_" + suffix;
+        call(CALL_TIMEOUT).body(Map.of("order_no", orderNo, "amount", AMOUNT, "currency", CURRENCY)).post("/orders")
+                .then().statusCode(201);
+        String token = call(CALL_TIMEOUT).post("/tokens").then().statusCode(201).extract().path("token");
+        return new Intent(orderNo, "req_" + suffix, token);
+    }
+
+    List<Intent> newIntents(int count) {
+        List<Intent> intents = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            intents.add(newIntent());
+        }
+        return intents;
+    }
+
+    /** POST /pay with the intent's token; a broken connection is an answer too, never an exception. */
+    Answer pay(Intent intent) {
+        long started = System.nanoTime();
+        try {
+            Response r = call(PAY_TIMEOUT).header("Idempotency-Key", "\"" + intent.token() + "\"").body(intent.body())
+                    .post("/pay");
+            return new Answer(r.statusCode(), r.asString(), r.header("Idempotent-Replayed"), r.header("Retry-After"),
+                    null, elapsedMs(started));
+        } catch (Exception e) {
+            return new Answer(0, null, null, null, e.toString(), elapsedMs(started));
+        }
+    }
+
+    /**
+     * Pays, and sends the same request again with the same token while the answer is not final (202, a
+     * 503 or 409 request_in_progress, or no answer at all), until {@code bound} has passed; answers the
+     * last answer.
+     */
+    Answer payUntilFinal(Intent intent, Duration bound) throws InterruptedException {
+        long deadline = System.nanoTime() + bound.toNanos();
+        Answer answer = pay(intent);
+        while ((answer.isRetryable() || !answer.answered() || answer.status() == 202) && System.nanoTime() < deadline) {
+            Thread.sleep(250);
+            answer = pay(intent);
+        }
+        return answer;
+    }
+
+    /** {@link #payUntilFinal} on one of {@code threads}. */
+    CompletableFuture<Answer> payUntilFinalAsync(Intent intent, Duration bound, Executor threads) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return payUntilFinal(intent, bound);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+        }, threads);
+    }
+
+    /** The next {@code count} charges at this instance's sandbox take {@code mode} after {@code latencyMs}. */
+    void sandbox(String mode, long latencyMs, int count) {
+        call(CALL_TIMEOUT).body(Map.of("mode", mode, "latency_ms", latencyMs, "count", count)).put("/sandbox/behavior")
+                .then().statusCode(200);
+    }
+
+    /** Reads the books; the ledger comes from this instance's sandbox, which reads the shared ledger table. */
+    Books books(String orderNo) {
+        JsonPath order = call(CALL_TIMEOUT).get("/orders/" + orderNo).then().statusCode(200).extract().jsonPath();
+        JsonPath ledger = call(CALL_TIMEOUT).queryParam("order_no", orderNo).get("/sandbox/charges")
+                .then().statusCode(200).extract().jsonPath();
+        return new Books(order.getString("status"), order.getList("payments"), ledger.getLong("charges"),
+                ledger.getLong("attempts"));
+    }
+
+    Ledger ledger(String orderNo) {
+        JsonPath ledger = call(CALL_TIMEOUT).queryParam("order_no", orderNo).get("/sandbox/charges")
+                .then().statusCode(200).extract().jsonPath();
+        return new Ledger(ledger.getLong("charges"), ledger.getLong("attempts"));
+    }
+
+    /** The transaction id the channel recorded for the request number, or null when it has no charge. */
+    String channelTxnId(String requestNo) {
+        Response r = call(CALL_TIMEOUT).get("/sandbox/charges/" + requestNo);
+        return r.statusCode() == 200 ? r.jsonPath().getString("txn_id") : null;
+    }
+
+    private static long elapsedMs(long startedNanos) {
+        return (System.nanoTime() - startedNanos) / 1_000_000;
+    }
+}
