@@ -1,6 +1,7 @@
 package io.payonce.payment;
 
 import java.time.Instant;
+import java.util.function.Function;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -77,6 +78,12 @@ public class PaymentExecutor {
         return open(cmd)
                 .onFailure(Stop.class).recoverWithItem(stop -> ((Stop) stop).outcome)
                 .onFailure(MysqlErrors::isDuplicateKey).recoverWithUni(dup -> requestNoTaken(cmd))
+                // the record may or may not exist: not a 503, whose retry could then find its own record;
+                // the lease release (no record) or reconciliation (record) settles it
+                .onFailure(CommitUnknown.class).recoverWithItem(unknown -> {
+                    LOG.warnf("the opening commit of %s went unanswered", cmd.requestNo());
+                    return new PayOutcome.Processing(cmd.orderNo(), cmd.requestNo());
+                })
                 .onFailure().transform(e -> new TemporarilyUnavailableException("database unavailable before the charge", e))
                 .flatMap(opened -> opened instanceof Started started
                         ? charge(cmd, started)
@@ -89,7 +96,7 @@ public class PaymentExecutor {
      * move it whatever they read.
      */
     private Uni<Object> open(PayCommand cmd) {
-        return pool.withTransaction(tx -> orders.find(tx, cmd.merchantId(), cmd.orderNo()).flatMap(order -> {
+        return inTransaction(tx -> orders.find(tx, cmd.merchantId(), cmd.orderNo()).flatMap(order -> {
             if (order == null) {
                 return Uni.createFrom().item(new PayOutcome.OrderNotFound(cmd.orderNo(), cmd.requestNo()));
             }
@@ -108,6 +115,23 @@ public class PaymentExecutor {
                                 return new Started(paymentId, order.movedTo(OrderStatus.PAYING, now));
                             }));
         }));
+    }
+
+    /** A COMMIT sent whose answer never came: the transaction may have committed or not. */
+    private static final class CommitUnknown extends RuntimeException {
+        CommitUnknown(Throwable cause) {
+            super("commit outcome unknown", cause, false, false);
+        }
+    }
+
+    /**
+     * Like {@code withTransaction}, but tells a failed COMMIT (outcome unknown) from a failure before it
+     * (rolled back for certain).
+     */
+    private <T> Uni<T> inTransaction(Function<SqlClient, Uni<T>> work) {
+        return pool.withConnection(conn -> conn.begin().flatMap(tx -> work.apply(conn)
+                .onFailure().call(e -> tx.rollback().onFailure().recoverWithNull())
+                .flatMap(result -> tx.commit().onFailure().transform(CommitUnknown::new).replaceWith(result))));
     }
 
     /** The unique index refused the record: another request holds the number, or this one's own retry. */
