@@ -7,6 +7,7 @@ import java.net.UnknownHostException;
 import java.util.concurrent.TimeUnit;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
 import jakarta.ws.rs.client.ClientRequestFilter;
 import jakarta.ws.rs.core.Response;
 
@@ -17,6 +18,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.payonce.PayOnceConfig;
 import io.quarkus.rest.client.reactive.QuarkusRestClientBuilder;
+import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.Uni;
 
 /**
@@ -95,6 +97,11 @@ public class PaymentChannel {
         }
         LOG.warnf("channel outcome unknown: %s", failure.toString());
         return new ChargeResult.Unknown(failure.toString());
+    }
+
+    /** Built at start, not on the first payment: its set-up would otherwise count against a charge's timeout. */
+    void onStart(@Observes StartupEvent event) {
+        api();
     }
 
     private ChannelApi api() {

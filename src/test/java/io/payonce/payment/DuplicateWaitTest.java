@@ -38,13 +38,13 @@ import io.restassured.path.json.JsonPath;
 
 /**
  * A duplicate that arrives while the first execution of its token runs, or after it ended without a
- * final answer. The test profile's channel timeout is 2 s, so a "slow" first execution is a charge with a
+ * final answer. The test profile's channel timeout is 3 s, so a "slow" first execution is a charge with a
  * latency just under it.
  */
 @QuarkusTest
 class DuplicateWaitTest {
 
-    /** Under the 2 s channel timeout of the test profile, so the slow charge still succeeds. */
+    /** Under the 3 s channel timeout of the test profile, so the slow charge still succeeds. */
     private static final long SLOW_CHARGE_MS = 700;
     private static final Duration BOUND = Duration.ofSeconds(15);
 
