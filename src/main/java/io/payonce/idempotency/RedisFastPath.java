@@ -118,7 +118,7 @@ public class RedisFastPath {
                 .onFailure().recoverWithItem(false)
                 .invoke(up -> {
                     if (up != healthy) {
-                        LOG.infof("Redis is %s", up ? "back: fast path on" : "unavailable: MySQL path only");
+                        LOG.infof("Redis %s", up ? "answers: fast path on" : "unavailable: MySQL path only");
                     }
                     healthy = up;
                     wakeUps.ensure(up);
