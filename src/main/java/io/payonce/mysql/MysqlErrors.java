@@ -8,11 +8,19 @@ public final class MysqlErrors {
     /** ER_DUP_ENTRY: a unique index refused a second row. */
     private static final int DUPLICATE_ENTRY = 1062;
 
+    /** ER_LOCK_DEADLOCK: InnoDB rolled this transaction back to break a deadlock. */
+    private static final int DEADLOCK = 1213;
+
     private MysqlErrors() {
     }
 
     /** True when a unique index stopped an insert: a duplicate, not a server error. */
     public static boolean isDuplicateKey(Throwable failure) {
         return failure instanceof MySQLException e && e.getErrorCode() == DUPLICATE_ENTRY;
+    }
+
+    /** True when InnoDB chose this transaction as a deadlock victim: it was rolled back whole. */
+    public static boolean isDeadlock(Throwable failure) {
+        return failure instanceof MySQLException e && e.getErrorCode() == DEADLOCK;
     }
 }

@@ -177,6 +177,8 @@ public class PaymentExecutor {
         StoredResponse response = renderer.render(outcome);
         return pool.withTransaction(tx -> settleIn(tx, cmd, started.paymentId(), started.order(), paymentStatus,
                 txnId, orderStatus, response))
+                // a deadlock with a reconciler's claim rolls the settlement back whole: it can simply run again
+                .onFailure(MysqlErrors::isDeadlock).retry().atMost(2)
                 .replaceWith(new Executed(outcome, response))
                 .onFailure(e -> !(e instanceof AlreadySettledException)).recoverWithUni(e -> {
                     LOG.errorf(e, "settling %s failed after the charge; reconciliation will settle it", cmd.requestNo());
