@@ -5,7 +5,6 @@ import static io.payonce.Fixtures.MERCHANT;
 import static io.payonce.Fixtures.id;
 import static io.payonce.Fixtures.pendingOrder;
 import static io.payonce.Fixtures.token;
-import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.io.OutputStream;
@@ -21,6 +20,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.payonce.Fixtures;
+import io.payonce.Operations;
 import io.payonce.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 
@@ -41,12 +41,7 @@ class WaiterLifecycleTest {
     }
 
     private static double waiters() {
-        for (String line : given().get("/q/metrics").asString().split("\n")) {
-            if (line.startsWith("payonce_idempotency_waiters ")) {
-                return Double.parseDouble(line.substring(line.indexOf(' ') + 1));
-            }
-        }
-        throw new AssertionError("no waiters gauge");
+        return Operations.metric("payonce_idempotency_waiters");
     }
 
     private static void awaitWaiters(double expected) throws InterruptedException {
