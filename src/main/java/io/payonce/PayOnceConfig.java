@@ -1,6 +1,7 @@
 package io.payonce;
 
 import java.time.Duration;
+import java.util.Optional;
 
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
@@ -29,6 +30,13 @@ public interface PayOnceConfig {
         /** A day covers every client retry policy we know of (mobile apps retry for hours at most). */
         @WithDefault("24h")
         Duration ttl();
+
+        /**
+         * The key that signs issued tokens (at least 32 characters). Unset, every instance on one database
+         * shares a random key that the first of them stores there, so tokens work across instances with no
+         * secret to distribute; set it to keep the key out of the database.
+         */
+        Optional<String> secret();
     }
 
     interface Idempotency {

@@ -62,6 +62,12 @@ public class TestDatabase {
         return rows.size() == 0 ? null : rows.iterator().next().getString("state");
     }
 
+    /** Never used (an issued token has no row until its first use), or released for a retry. */
+    public boolean tokenUnused(String merchantId, String token) {
+        String state = tokenState(merchantId, token);
+        return state == null || "AVAILABLE".equals(state);
+    }
+
     public void execute(String sql, Object... args) {
         pool.preparedQuery(sql).execute(Tuple.from(args)).await().atMost(TIMEOUT);
     }

@@ -1,11 +1,7 @@
 package io.payonce.idempotency;
 
-/** What trying to claim a token found. */
+/** What a copy that could not claim a token found there instead. */
 public sealed interface Claim {
-
-    /** This caller owns the token and executes the request. */
-    record Owned() implements Claim {
-    }
 
     /** The first execution finished; its answer is replayed. */
     record Finished(StoredResponse response) implements Claim {
@@ -13,5 +9,9 @@ public sealed interface Claim {
 
     /** Another caller, on this instance or another, is executing it. */
     record Running() implements Claim {
+    }
+
+    /** Nobody holds it (released, or its first use rolled back): this copy may claim it again. */
+    record Vacant() implements Claim {
     }
 }

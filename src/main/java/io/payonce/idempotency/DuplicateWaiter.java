@@ -95,20 +95,29 @@ public class DuplicateWaiter {
             if (cached != null && cached.isAnswer()) {
                 return Uni.createFrom().item(answer(cached, fingerprint, "redis"));
             }
-            return tokens.find(merchantId, token).map(row -> {
-                if (row == null || row.state() == TokenState.AVAILABLE) {
-                    return new Waited.Released();
+            return tokens.find(merchantId, token).flatMap(row -> {
+                if (row == null) {
+                    // no row yet: while a copy holds the ownership key its first transaction is under way
+                    return redis.owned(merchantId, token)
+                            .map(held -> held ? running(deadline, null) : new Waited.Released());
+                }
+                if (row.state() == TokenState.AVAILABLE) {
+                    return Uni.createFrom().item(new Waited.Released());
                 }
                 if (row.boundToOtherThan(fingerprint)) {
                     throw new IdempotencyKeyReusedException();
                 }
                 if (row.state() == TokenState.COMPLETED) {
-                    return new Waited.Finished(row.response(), "mysql");
+                    return Uni.createFrom().item(new Waited.Finished(row.response(), "mysql"));
                 }
-                return UtcTime.now().isBefore(deadline) && !wakeUps.draining() ? null
-                        : new Waited.StillRunning(row.response());
+                return Uni.createFrom().item(running(deadline, row.response()));
             });
         });
+    }
+
+    /** Null (wait on) before the deadline, unless the instance is shutting down. */
+    private Waited running(Instant deadline, StoredResponse interim) {
+        return UtcTime.now().isBefore(deadline) && !wakeUps.draining() ? null : new Waited.StillRunning(interim);
     }
 
     private static Waited answer(CachedResult result, String fingerprint, String source) {

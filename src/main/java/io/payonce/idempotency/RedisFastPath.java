@@ -74,6 +74,11 @@ public class RedisFastPath {
                 new SetArgs().nx().px(config.ownershipTtl())), true);
     }
 
+    /** Whether some copy holds the token's ownership key; false when Redis cannot tell. */
+    public Uni<Boolean> owned(String merchantId, String token) {
+        return guarded("owned", () -> redis.key().exists(RedisKeys.of(merchantId, token).ownership()), false);
+    }
+
     /**
      * After MySQL stored the final answer: caches it (no longer than the token lives), wakes the waiters
      * of every instance with it, and gives up ownership.

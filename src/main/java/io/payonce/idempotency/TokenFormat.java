@@ -1,25 +1,54 @@
 package io.payonce.idempotency;
 
+import java.nio.ByteBuffer;
 import java.security.SecureRandom;
+import java.time.Instant;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.regex.Pattern;
 
-/** What issued tokens and client-generated keys look like. */
+/**
+ * What issued tokens and client-generated keys look like. An issued token is {@code tok_} and the
+ * URL-safe base64 of 128 random bits, its expiry (epoch milliseconds) and a 120-bit MAC over both and
+ * the merchant: 56 characters, checkable without a database row. The 39 bytes are a whole number of
+ * base64 groups, so exactly one string decodes to them.
+ */
 public final class TokenFormat {
 
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final int RANDOM_BYTES = 24; // 192 bits, above the 128 the contract asks for
-    private static final Pattern ISSUED = Pattern.compile("tok_[A-Za-z0-9_-]{32}");
+    private static final String PREFIX = "tok_";
+    private static final int RANDOM_BYTES = 16; // the 128 bits of secure randomness the contract asks for
+    private static final int EXPIRY_BYTES = Long.BYTES;
+    static final int SIGNED_BYTES = RANDOM_BYTES + EXPIRY_BYTES;
+    static final int MAC_BYTES = 15;
+    private static final Pattern ISSUED = Pattern.compile("tok_[A-Za-z0-9_-]{52}");
     /** The IETF draft and Stripe: 16 to 255 printable ASCII characters. */
     private static final Pattern CLIENT_KEY = Pattern.compile("[\\x20-\\x7E]{16,255}");
 
     private TokenFormat() {
     }
 
-    public static String newToken() {
-        byte[] bytes = new byte[RANDOM_BYTES];
-        RANDOM.nextBytes(bytes);
-        return "tok_" + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    /** The part a MAC covers, with the merchant: fresh randomness and the expiry. */
+    static byte[] newSignedPart(Instant expiresAt) {
+        byte[] signed = new byte[SIGNED_BYTES];
+        RANDOM.nextBytes(signed);
+        ByteBuffer.wrap(signed, RANDOM_BYTES, EXPIRY_BYTES).putLong(expiresAt.toEpochMilli());
+        return signed;
+    }
+
+    static String compose(byte[] signed, byte[] mac) {
+        byte[] all = Arrays.copyOf(signed, SIGNED_BYTES + MAC_BYTES);
+        System.arraycopy(mac, 0, all, SIGNED_BYTES, MAC_BYTES);
+        return PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(all);
+    }
+
+    /** The decoded bytes of an issued token (signed part, then MAC), or null when it has not that shape. */
+    static byte[] decode(String token) {
+        return isIssued(token) ? Base64.getUrlDecoder().decode(token.substring(PREFIX.length())) : null;
+    }
+
+    static Instant expiryOf(byte[] decoded) {
+        return Instant.ofEpochMilli(ByteBuffer.wrap(decoded, RANDOM_BYTES, EXPIRY_BYTES).getLong());
     }
 
     public static boolean isIssued(String value) {

@@ -14,13 +14,18 @@ import io.vertx.mutiny.sqlclient.Tuple;
 @ApplicationScoped
 public class TokenRepository {
 
-    private static final String INSERT = """
-            INSERT INTO idempotency_tokens (merchant_id, token, state, expires_at, created_at, updated_at)
-            VALUES (?, ?, 'AVAILABLE', ?, ?, ?)""";
+    /**
+     * A token's first use: its row is created IN_PROGRESS and bound to the fingerprint at once. The unique
+     * key lets exactly one first use insert it; every other copy fails with a duplicate key.
+     */
+    private static final String INSERT_CLAIMED = """
+            INSERT INTO idempotency_tokens (merchant_id, token, state, fingerprint, request_no, lease_until, expires_at,
+                created_at, updated_at)
+            VALUES (?, ?, 'IN_PROGRESS', ?, ?, ?, ?, ?, ?)""";
 
     /**
-     * The atomic claim: only one caller can move an AVAILABLE, unexpired token whose fingerprint is
-     * unbound or equal to its own into IN_PROGRESS; binding the fingerprint happens in the same statement.
+     * Claiming a released token again: only one caller can move an AVAILABLE, unexpired token whose
+     * fingerprint is unbound or equal to its own into IN_PROGRESS.
      */
     private static final String CLAIM = """
             UPDATE idempotency_tokens
@@ -59,24 +64,30 @@ public class TokenRepository {
     private static final String PURGE_EXPIRED = """
             DELETE FROM idempotency_tokens WHERE expires_at < ? AND state <> 'IN_PROGRESS' LIMIT ?""";
 
+    private static final String FIND_SIGNING_KEY = "SELECT secret FROM token_signing_keys WHERE id = 1";
+
+    /** The first instance's key wins; the others' are ignored. */
+    private static final String OFFER_SIGNING_KEY = "INSERT IGNORE INTO token_signing_keys (id, secret) VALUES (1, ?)";
+
     private final Pool pool;
 
     TokenRepository(Pool pool) {
         this.pool = pool;
     }
 
-    /** Inserts an AVAILABLE token; fails with a duplicate-key error when it exists already. */
-    public Uni<Void> insert(String merchantId, String token, Instant expiresAt, Instant now) {
-        return pool.preparedQuery(INSERT)
-                .execute(Tuple.of(merchantId, token, UtcTime.toColumn(expiresAt), UtcTime.toColumn(now),
-                        UtcTime.toColumn(now)))
+    /** Inserts the token's row, claimed; fails with a duplicate-key error when the row exists already. */
+    public Uni<Void> insertClaimed(SqlClient tx, String merchantId, String token, String fingerprint, String requestNo,
+            Instant leaseUntil, Instant expiresAt, Instant now) {
+        return tx.preparedQuery(INSERT_CLAIMED)
+                .execute(Tuple.from(new Object[] { merchantId, token, fingerprint, requestNo, UtcTime.toColumn(leaseUntil),
+                        UtcTime.toColumn(expiresAt), UtcTime.toColumn(now), UtcTime.toColumn(now) }))
                 .replaceWithVoid();
     }
 
-    /** True when this caller now owns the token. */
-    public Uni<Boolean> claim(String merchantId, String token, String fingerprint, String requestNo,
+    /** True when this caller now owns the released token. */
+    public Uni<Boolean> claim(SqlClient tx, String merchantId, String token, String fingerprint, String requestNo,
             Instant leaseUntil, Instant now) {
-        return pool.preparedQuery(CLAIM)
+        return tx.preparedQuery(CLAIM)
                 .execute(Tuple.from(new Object[] { fingerprint, requestNo, UtcTime.toColumn(leaseUntil),
                         UtcTime.toColumn(now), merchantId, token, UtcTime.toColumn(now), fingerprint }))
                 .map(rows -> rows.rowCount() == 1);
@@ -97,19 +108,16 @@ public class TokenRepository {
                 .map(rows -> rows.rowCount() == 1);
     }
 
-    public Uni<Boolean> complete(String merchantId, String token, StoredResponse response, Instant now) {
-        return complete(pool, merchantId, token, response, now);
-    }
-
     /** Makes an in-progress token usable again; its fingerprint stays bound. */
-    public Uni<Boolean> release(String merchantId, String token, Instant now) {
-        return pool.preparedQuery(RELEASE)
+    public Uni<Boolean> release(SqlClient tx, String merchantId, String token, Instant now) {
+        return tx.preparedQuery(RELEASE)
                 .execute(Tuple.of(UtcTime.toColumn(now), merchantId, token))
                 .map(rows -> rows.rowCount() == 1);
     }
 
-    public Uni<Boolean> recordInterim(String merchantId, String token, StoredResponse response, Instant now) {
-        return pool.preparedQuery(RECORD_INTERIM)
+    public Uni<Boolean> recordInterim(SqlClient client, String merchantId, String token, StoredResponse response,
+            Instant now) {
+        return client.preparedQuery(RECORD_INTERIM)
                 .execute(Tuple.of(response.status(), response.body(), UtcTime.toColumn(now), merchantId, token))
                 .map(rows -> rows.rowCount() == 1);
     }
@@ -119,6 +127,15 @@ public class TokenRepository {
         return pool.preparedQuery(RELEASE_DEAD)
                 .execute(Tuple.of(UtcTime.toColumn(now), UtcTime.toColumn(now), batch))
                 .map(rows -> rows.rowCount());
+    }
+
+    /** The signing key every instance on this database shares, storing {@code candidate} when there is none. */
+    public Uni<String> signingKey(String candidate) {
+        return pool.query(FIND_SIGNING_KEY).execute().flatMap(rows -> rows.size() > 0
+                ? Uni.createFrom().item(rows.iterator().next().getString("secret"))
+                : pool.preparedQuery(OFFER_SIGNING_KEY).execute(Tuple.of(candidate))
+                        .flatMap(offered -> pool.query(FIND_SIGNING_KEY).execute())
+                        .map(stored -> stored.iterator().next().getString("secret")));
     }
 
     /** Deletes up to {@code batch} expired tokens in one short statement; answers how many. */

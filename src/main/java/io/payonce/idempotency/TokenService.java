@@ -8,19 +8,23 @@ import io.payonce.PayOnceConfig;
 import io.payonce.mysql.MysqlErrors;
 import io.payonce.mysql.UtcTime;
 import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.SqlClient;
 
-/** Layer 1: issuing tokens and claiming them atomically on the authoritative MySQL row. */
+/**
+ * Layer 1. Issuing a token writes nothing (it is signed, see {@link TokenSigner}); its row is created
+ * by its first use, inside the transaction that also inserts the payment record, so a payment costs no
+ * commit of its own for the token. The row's unique key and conditional updates decide who owns it.
+ */
 @ApplicationScoped
 public class TokenService {
 
-    /** A claim can lose a race with a release; a few tries settle it, more would hide a bug. */
-    private static final int CLAIM_TRIES = 3;
-
     private final TokenRepository tokens;
+    private final TokenSigner signer;
     private final PayOnceConfig config;
 
-    TokenService(TokenRepository tokens, PayOnceConfig config) {
+    TokenService(TokenRepository tokens, TokenSigner signer, PayOnceConfig config) {
         this.tokens = tokens;
+        this.signer = signer;
         this.config = config;
     }
 
@@ -28,75 +32,88 @@ public class TokenService {
     }
 
     public Uni<Issued> issue(String merchantId) {
-        Instant now = UtcTime.now();
-        Instant expiresAt = now.plus(config.token().ttl());
-        String token = TokenFormat.newToken();
-        return tokens.insert(merchantId, token, expiresAt, now).replaceWith(new Issued(token, expiresAt));
+        return issue(merchantId, UtcTime.now().plus(config.token().ttl()));
+    }
+
+    /** A token that expires at {@code expiresAt} (tests make expired ones with it). */
+    public Uni<Issued> issue(String merchantId, Instant expiresAt) {
+        return signer.sign(merchantId, expiresAt).map(token -> new Issued(token, expiresAt));
     }
 
     /**
-     * Claims the token for the request with this fingerprint. Fails with
-     * {@link InvalidIdempotencyTokenException} or {@link IdempotencyKeyReusedException}; otherwise tells
-     * whether this caller owns it, or what the first execution left.
+     * When the token expires, if the merchant may use it; fails with {@link InvalidIdempotencyTokenException}
+     * for a value that is not this merchant's unexpired token, before anything is looked up. A client key
+     * (when enabled) lives {@code payonce.token.ttl} from its first use.
      */
-    public Uni<Claim> claim(String merchantId, String token, String fingerprint, String requestNo) {
-        return claim(merchantId, token, fingerprint, requestNo, CLAIM_TRIES);
-    }
-
-    /** Refuses a value that cannot be a token, before anything is looked up. */
-    public void checkFormat(String token) {
-        if (!TokenFormat.isIssued(token) && !(config.idempotency().acceptClientKeys() && TokenFormat.isClientKey(token))) {
-            throw new InvalidIdempotencyTokenException();
-        }
-    }
-
-    /** When the token expires; what Redis caches of it must not outlive it. */
-    public Uni<Instant> expiresAt(String merchantId, String token) {
-        return tokens.find(merchantId, token).map(row -> row == null ? UtcTime.now() : row.expiresAt());
-    }
-
-    private Uni<Claim> claim(String merchantId, String token, String fingerprint, String requestNo, int triesLeft) {
+    public Uni<Instant> check(String merchantId, String token) {
         Instant now = UtcTime.now();
-        return tokens.claim(merchantId, token, fingerprint, requestNo, now.plus(config.idempotency().lease()), now)
-                .flatMap(owned -> owned
-                        ? Uni.createFrom().item((Claim) new Claim.Owned())
-                        : tokens.find(merchantId, token).flatMap(row -> {
-                            if (row == null && config.idempotency().acceptClientKeys() && triesLeft > 0) {
-                                return register(merchantId, token, now)
-                                        .flatMap(v -> claim(merchantId, token, fingerprint, requestNo, triesLeft - 1));
-                            }
-                            if (row == null || row.expiredAt(now)) {
-                                throw new InvalidIdempotencyTokenException();
-                            }
-                            if (row.boundToOtherThan(fingerprint)) {
-                                throw new IdempotencyKeyReusedException();
-                            }
-                            return switch (row.state()) {
-                                case COMPLETED -> Uni.createFrom().item(new Claim.Finished(row.response()));
-                                case IN_PROGRESS -> Uni.createFrom().item(new Claim.Running());
-                                // released between our claim and our read: try again
-                                case AVAILABLE -> triesLeft > 0
-                                        ? claim(merchantId, token, fingerprint, requestNo, triesLeft - 1)
-                                        : Uni.createFrom().item(new Claim.Running());
-                            };
-                        }));
+        if (TokenFormat.isIssued(token)) {
+            return signer.verify(merchantId, token).map(expiresAt -> {
+                if (expiresAt == null || !expiresAt.isAfter(now)) {
+                    throw new InvalidIdempotencyTokenException();
+                }
+                return expiresAt;
+            });
+        }
+        if (config.idempotency().acceptClientKeys() && TokenFormat.isClientKey(token)) {
+            return Uni.createFrom().item(now.plus(config.token().ttl()));
+        }
+        return Uni.createFrom().failure(new InvalidIdempotencyTokenException());
     }
 
-    /** A client-generated key is registered on first use and lives as long as an issued token. */
-    private Uni<Void> register(String merchantId, String key, Instant now) {
-        return tokens.insert(merchantId, key, now.plus(config.token().ttl()), now)
-                .onFailure(MysqlErrors::isDuplicateKey).recoverWithNull();
+    /**
+     * Claims the token inside the caller's transaction; fails with {@link TokenTakenException} when
+     * another copy has it (or had it), so that the transaction rolls back having done nothing.
+     */
+    public Uni<Void> claimIn(SqlClient tx, String merchantId, TokenUse use) {
+        Instant now = UtcTime.now();
+        Instant leaseUntil = now.plus(config.idempotency().lease());
+        if (use.firstUse()) {
+            return tokens.insertClaimed(tx, merchantId, use.token(), use.fingerprint(), use.requestNo(), leaseUntil,
+                    use.expiresAt(), now)
+                    .onFailure(MysqlErrors::isDuplicateKey).transform(dup -> new TokenTakenException());
+        }
+        return tokens.claim(tx, merchantId, use.token(), use.fingerprint(), use.requestNo(), leaseUntil, now)
+                .map(owned -> {
+                    if (!owned) {
+                        throw new TokenTakenException();
+                    }
+                    return null;
+                });
     }
 
-    public Uni<Boolean> complete(String merchantId, String token, StoredResponse response) {
-        return tokens.complete(merchantId, token, response, UtcTime.now());
+    /**
+     * What a copy that could not claim the token finds in its row. Fails with
+     * {@link InvalidIdempotencyTokenException} (expired) or {@link IdempotencyKeyReusedException}.
+     */
+    public Uni<Claim> inspect(String merchantId, TokenUse use) {
+        return tokens.find(merchantId, use.token()).map(row -> {
+            if (row == null) {
+                return new Claim.Vacant();
+            }
+            if (row.expiredAt(UtcTime.now())) {
+                throw new InvalidIdempotencyTokenException();
+            }
+            if (row.boundToOtherThan(use.fingerprint())) {
+                throw new IdempotencyKeyReusedException();
+            }
+            return switch (row.state()) {
+                case COMPLETED -> new Claim.Finished(row.response());
+                case IN_PROGRESS -> new Claim.Running();
+                case AVAILABLE -> new Claim.Vacant();
+            };
+        });
     }
 
-    public Uni<Boolean> release(String merchantId, String token) {
-        return tokens.release(merchantId, token, UtcTime.now());
+    public Uni<Boolean> complete(SqlClient tx, String merchantId, String token, StoredResponse response) {
+        return tokens.complete(tx, merchantId, token, response, UtcTime.now());
     }
 
-    public Uni<Boolean> recordInterim(String merchantId, String token, StoredResponse response) {
-        return tokens.recordInterim(merchantId, token, response, UtcTime.now());
+    public Uni<Boolean> release(SqlClient tx, String merchantId, String token) {
+        return tokens.release(tx, merchantId, token, UtcTime.now());
+    }
+
+    public Uni<Boolean> recordInterim(SqlClient client, String merchantId, String token, StoredResponse response) {
+        return tokens.recordInterim(client, merchantId, token, response, UtcTime.now());
     }
 }

@@ -15,6 +15,8 @@ import io.payonce.idempotency.RedisFastPath;
 import io.payonce.idempotency.RequestInProgressException;
 import io.payonce.idempotency.StoredResponse;
 import io.payonce.idempotency.TokenService;
+import io.payonce.idempotency.TokenTakenException;
+import io.payonce.idempotency.TokenUse;
 import io.payonce.mysql.UtcTime;
 import io.payonce.payment.PayMetrics.Layer;
 import io.smallrye.mutiny.Uni;
@@ -28,6 +30,8 @@ import io.smallrye.mutiny.Uni;
  */
 @ApplicationScoped
 public class PayService {
+
+    private static final int CLAIM_TRIES = 3;
 
     private final TokenService tokens;
     private final PaymentExecutor executor;
@@ -46,40 +50,39 @@ public class PayService {
 
     /** Pays once per token; a duplicate waits up to {@code waitBound} for the first execution's answer. */
     public Uni<PayReply> pay(PayCommand cmd, Duration waitBound) {
-        tokens.checkFormat(cmd.token());
         String fingerprint = cmd.fingerprint();
         Instant deadline = UtcTime.now().plus(waitBound);
-        return redis.cached(cmd.merchantId(), cmd.token()).flatMap(cached -> {
-            if (cached != null && cached.isAnswer()) {
-                return fromCache(cached, fingerprint);
-            }
-            return redis.acquire(cmd.merchantId(), cmd.token()).flatMap(mayClaim -> {
-                if (!mayClaim) {
-                    metrics.stopped(Layer.REDIS);
-                    return awaitFirst(cmd, fingerprint, deadline);
-                }
-                Uni<PayReply> owned = attempt(cmd, fingerprint, deadline)
-                        .call(reply -> handOver(cmd, fingerprint, reply))
-                        .onFailure().call(e -> redis.released(cmd.merchantId(), cmd.token()));
-                // detached from the HTTP request (cancelling the dependent stage leaves this one running): a client (or gateway) that hangs up must not cut an
-                // execution short between its charge and its settlement; duplicates wait for it
-                return Uni.createFrom().completionStage(owned.subscribeAsCompletionStage().thenApply(reply -> reply));
-            });
-        });
+        return tokens.check(cmd.merchantId(), cmd.token())
+                .flatMap(expiresAt -> redis.cached(cmd.merchantId(), cmd.token()).flatMap(cached -> {
+                    if (cached != null && cached.isAnswer()) {
+                        return fromCache(cached, fingerprint);
+                    }
+                    TokenUse use = new TokenUse(cmd.token(), fingerprint, cmd.requestNo(), expiresAt, true);
+                    return redis.acquire(cmd.merchantId(), cmd.token()).flatMap(mayClaim -> {
+                        if (!mayClaim) {
+                            metrics.stopped(Layer.REDIS);
+                            return awaitFirst(cmd, use, deadline, CLAIM_TRIES);
+                        }
+                        Uni<PayReply> owned = attempt(cmd, use, deadline, CLAIM_TRIES)
+                                .call(reply -> handOver(cmd, use, reply))
+                                .onFailure().call(e -> redis.released(cmd.merchantId(), cmd.token()));
+                        // detached from the HTTP request (cancelling the dependent stage leaves this one
+                        // running): a client (or gateway) that hangs up must not cut an execution short
+                        // between its charge and its settlement; duplicates wait for it
+                        return Uni.createFrom().completionStage(owned.subscribeAsCompletionStage().thenApply(reply -> reply));
+                    });
+                }));
     }
 
     /** A final answer is cached and published to every waiter; an interim one only gives up ownership. */
-    private Uni<Void> handOver(PayCommand cmd, String fingerprint, PayReply reply) {
+    private Uni<Void> handOver(PayCommand cmd, TokenUse use, PayReply reply) {
         if (!redis.available()) {
             return Uni.createFrom().voidItem();
         }
         if (reply.response().status() == 202) {
             return redis.disown(cmd.merchantId(), cmd.token());
         }
-        return tokens.expiresAt(cmd.merchantId(), cmd.token())
-                .onFailure().recoverWithItem(UtcTime.now())
-                .flatMap(expiresAt -> redis.finished(cmd.merchantId(), cmd.token(), fingerprint, reply.response(),
-                        expiresAt));
+        return redis.finished(cmd.merchantId(), cmd.token(), use.fingerprint(), reply.response(), use.expiresAt());
     }
 
     private Uni<PayReply> fromCache(CachedResult cached, String fingerprint) {
@@ -90,34 +93,34 @@ public class PayService {
         return replay(cached.response(), "redis");
     }
 
-    private Uni<PayReply> attempt(PayCommand cmd, String fingerprint, Instant deadline) {
-        return tokens.claim(cmd.merchantId(), cmd.token(), fingerprint, cmd.requestNo())
-                .onFailure(PayService::isInfrastructure)
-                .transform(e -> new TemporarilyUnavailableException("database unavailable", e))
-                .flatMap(claim -> {
-                    if (claim instanceof Claim.Owned) {
-                        return execute(cmd, fingerprint, deadline);
-                    }
-                    metrics.stopped(Layer.TOKEN);
-                    if (claim instanceof Claim.Finished finished) {
-                        return replay(finished.response(), "mysql");
-                    }
-                    return awaitFirst(cmd, fingerprint, deadline);
-                });
-    }
-
-    private Uni<PayReply> execute(PayCommand cmd, String fingerprint, Instant deadline) {
-        return executor.execute(cmd)
+    /**
+     * Executes the request when this copy's claim wins (it is part of the execution's first transaction);
+     * otherwise replays what the token holds or waits for it. A claim can lose a race with a release or a
+     * rollback; a few tries settle that, more would hide a bug.
+     */
+    private Uni<PayReply> attempt(PayCommand cmd, TokenUse use, Instant deadline, int triesLeft) {
+        return executor.execute(cmd, use)
                 .map(executed -> new PayReply(executed.response(), false))
-                .onFailure(TemporarilyUnavailableException.class).call(e -> tokens
-                        .release(cmd.merchantId(), cmd.token())
-                        // a release that fails too leaves the token to lease expiry
-                        .onFailure().recoverWithNull())
-                .onFailure(AlreadySettledException.class).recoverWithUni(e -> awaitFirst(cmd, fingerprint, deadline));
+                .onFailure(TokenTakenException.class).recoverWithUni(taken -> tokens.inspect(cmd.merchantId(), use)
+                        .onFailure(PayService::isInfrastructure)
+                        .transform(e -> new TemporarilyUnavailableException("database unavailable", e))
+                        .flatMap(claim -> {
+                            if (claim instanceof Claim.Vacant) {
+                                return triesLeft > 0
+                                        ? attempt(cmd, use.again(), deadline, triesLeft - 1)
+                                        : awaitFirst(cmd, use, deadline, 0);
+                            }
+                            metrics.stopped(Layer.TOKEN);
+                            if (claim instanceof Claim.Finished finished) {
+                                return replay(finished.response(), "mysql");
+                            }
+                            return awaitFirst(cmd, use, deadline, triesLeft);
+                        }))
+                .onFailure(AlreadySettledException.class).recoverWithUni(e -> awaitFirst(cmd, use, deadline, triesLeft));
     }
 
-    private Uni<PayReply> awaitFirst(PayCommand cmd, String fingerprint, Instant deadline) {
-        return waiter.await(cmd.merchantId(), cmd.token(), fingerprint, deadline)
+    private Uni<PayReply> awaitFirst(PayCommand cmd, TokenUse use, Instant deadline, int triesLeft) {
+        return waiter.await(cmd.merchantId(), cmd.token(), use.fingerprint(), deadline)
                 .onFailure(PayService::isInfrastructure)
                 .transform(e -> new TemporarilyUnavailableException("database unavailable", e))
                 .flatMap(waited -> {
@@ -126,7 +129,7 @@ public class PayService {
                     }
                     if (waited instanceof Waited.Released) {
                         // the owner gave up before anything irreversible: this copy may execute it
-                        return attempt(cmd, fingerprint, deadline);
+                        return attempt(cmd, use, deadline, triesLeft);
                     }
                     StoredResponse interim = ((Waited.StillRunning) waited).interim();
                     if (interim != null) {

@@ -10,7 +10,9 @@ import org.jboss.logging.Logger;
 import io.payonce.channel.ChargeResult;
 import io.payonce.channel.PaymentChannel;
 import io.payonce.idempotency.StoredResponse;
-import io.payonce.idempotency.TokenRepository;
+import io.payonce.idempotency.TokenService;
+import io.payonce.idempotency.TokenTakenException;
+import io.payonce.idempotency.TokenUse;
 import io.payonce.mysql.MysqlErrors;
 import io.payonce.mysql.UtcTime;
 import io.payonce.order.Order;
@@ -35,12 +37,12 @@ public class PaymentExecutor {
     private final Pool pool;
     private final OrderRepository orders;
     private final PaymentRepository payments;
-    private final TokenRepository tokens;
+    private final TokenService tokens;
     private final PaymentChannel channel;
     private final OutcomeRenderer renderer;
     private final PayMetrics metrics;
 
-    PaymentExecutor(Pool pool, OrderRepository orders, PaymentRepository payments, TokenRepository tokens,
+    PaymentExecutor(Pool pool, OrderRepository orders, PaymentRepository payments, TokenService tokens,
             PaymentChannel channel, OutcomeRenderer renderer, PayMetrics metrics) {
         this.pool = pool;
         this.orders = orders;
@@ -69,39 +71,55 @@ public class PaymentExecutor {
         }
     }
 
-    /**
-     * Executes the command. Fails only with {@link TemporarilyUnavailableException} (nothing irreversible
-     * happened) or {@link AlreadySettledException}; once a charge was sent every failure becomes
-     * {@link PayOutcome.Processing}, never a retryable error.
-     */
+    /** A payment attempt without a token (a job, a queue consumer): layers 2 and 3 alone guard it. */
     public Uni<Executed> execute(PayCommand cmd) {
-        return open(cmd)
-                .onFailure(Stop.class).recoverWithItem(stop -> ((Stop) stop).outcome)
-                .onFailure(MysqlErrors::isDuplicateKey).recoverWithUni(dup -> requestNoTaken(cmd))
-                // the record may or may not exist: not a 503, whose retry could then find its own record;
-                // the lease release (no record) or reconciliation (record) settles it
-                .onFailure(CommitUnknown.class).recoverWithItem(unknown -> {
-                    LOG.warnf("the opening commit of %s went unanswered", cmd.requestNo());
-                    return new PayOutcome.Processing(cmd.orderNo(), cmd.requestNo());
-                })
-                .onFailure().transform(e -> new TemporarilyUnavailableException("database unavailable before the charge", e))
-                .flatMap(opened -> opened instanceof Started started
-                        ? charge(cmd, started)
-                        : finish(cmd, (PayOutcome) opened));
+        return execute(cmd, null);
     }
 
     /**
-     * Layer 2 then layer 3, in one transaction; a refusal rolls the payment record back. The order is read
-     * without a lock: the conditional update alone decides, so two requests for one order cannot both
-     * move it whatever they read.
+     * Executes the command; with a token, its claim (layer 1) opens the same transaction as the payment
+     * record and the order's move, so the three cost one commit. Fails only with
+     * {@link TokenTakenException} (the token's row exists: nothing was done),
+     * {@link TemporarilyUnavailableException} (nothing irreversible happened) or
+     * {@link AlreadySettledException}; once a charge was sent every failure becomes
+     * {@link PayOutcome.Processing}, never a retryable error.
      */
-    private Uni<Object> open(PayCommand cmd) {
-        return inTransaction(tx -> orders.find(tx, cmd.merchantId(), cmd.orderNo()).flatMap(order -> {
+    public Uni<Executed> execute(PayCommand cmd, TokenUse use) {
+        return inTransaction(tx -> (use == null ? Uni.createFrom().voidItem() : tokens.claimIn(tx, cmd.merchantId(), use))
+                .flatMap(claimed -> open(tx, cmd)))
+                // a deadlock victim was rolled back whole, so it can simply run again
+                .onFailure(MysqlErrors::isDeadlock).retry().atMost(2)
+                .onFailure(Stop.class).recoverWithUni(stop -> finishFirst(cmd, use, ((Stop) stop).outcome))
+                .onFailure(MysqlErrors::isDuplicateKey)
+                .recoverWithUni(dup -> requestNoTaken(cmd).flatMap(outcome -> finishFirst(cmd, use, outcome)))
+                // the record may or may not exist: not a 503, whose retry could then find its own record;
+                // the token's retry (no record) or reconciliation (record) settles it
+                .onFailure(CommitUnknown.class).recoverWithUni(unknown -> {
+                    LOG.warnf("the opening commit of %s went unanswered", cmd.requestNo());
+                    return processing(cmd).map(executed -> (Object) executed);
+                })
+                .onFailure(e -> !(e instanceof TokenTakenException))
+                .transform(e -> e instanceof TemporarilyUnavailableException ? e
+                        : new TemporarilyUnavailableException("database unavailable before the charge", e))
+                .flatMap(opened -> opened instanceof Started started
+                        ? charge(cmd, use, started)
+                        : Uni.createFrom().item((Executed) opened));
+    }
+
+    /**
+     * Layer 2 then layer 3, after the claim, in one transaction: either the charge may be sent
+     * ({@link Started}), or the request stops with an answer stored with the token ({@link Executed}). A
+     * refusal of either layer rolls everything back (see {@link #finishFirst}). The order is read without
+     * a lock: the conditional update alone decides, so two requests for one order cannot both move it
+     * whatever they read.
+     */
+    private Uni<Object> open(SqlClient tx, PayCommand cmd) {
+        return orders.find(tx, cmd.merchantId(), cmd.orderNo()).flatMap(order -> {
             if (order == null) {
-                return Uni.createFrom().item(new PayOutcome.OrderNotFound(cmd.orderNo(), cmd.requestNo()));
+                return stopIn(tx, cmd, new PayOutcome.OrderNotFound(cmd.orderNo(), cmd.requestNo()));
             }
             if (order.amount() != cmd.amount() || (cmd.currency() != null && !cmd.currency().equals(order.currency()))) {
-                return Uni.createFrom().item(new PayOutcome.AmountMismatch(cmd.orderNo(), cmd.requestNo()));
+                return stopIn(tx, cmd, new PayOutcome.AmountMismatch(cmd.orderNo(), cmd.requestNo()));
             }
             Instant now = UtcTime.now();
             return payments.insert(tx, cmd.merchantId(), cmd.requestNo(), cmd.orderNo(), cmd.token(),
@@ -114,7 +132,31 @@ public class PaymentExecutor {
                                 }
                                 return new Started(paymentId, order.movedTo(OrderStatus.PAYING, now));
                             }));
-        }));
+        });
+    }
+
+    /** A stop found before anything was written but the claim: its answer goes into the same transaction. */
+    private Uni<Object> stopIn(SqlClient tx, PayCommand cmd, PayOutcome outcome) {
+        StoredResponse response = renderer.render(outcome);
+        return storeIn(tx, cmd, response).replaceWith(new Executed(outcome, response));
+    }
+
+    /**
+     * Answers a request that a layer refused after the claim, once the refused transaction rolled back:
+     * claims the token again and stores the answer with it, in one transaction. Another copy may have
+     * claimed the token meanwhile ({@link TokenTakenException}); its answer is then the one.
+     */
+    private Uni<Executed> finishFirst(PayCommand cmd, TokenUse use, PayOutcome outcome) {
+        StoredResponse response = renderer.render(outcome);
+        Executed executed = new Executed(outcome, response);
+        if (use == null) {
+            return Uni.createFrom().item(executed);
+        }
+        return pool.withTransaction(tx -> tokens.claimIn(tx, cmd.merchantId(), use)
+                .flatMap(claimed -> outcome.isFinal()
+                        ? storeIn(tx, cmd, response)
+                        : tokens.recordInterim(tx, cmd.merchantId(), cmd.token(), response).replaceWithVoid()))
+                .replaceWith(executed);
     }
 
     /** A COMMIT sent whose answer never came: the transaction may have committed or not. */
@@ -135,12 +177,12 @@ public class PaymentExecutor {
     }
 
     /** The unique index refused the record: another request holds the number, or this one's own retry. */
-    private Uni<Object> requestNoTaken(PayCommand cmd) {
+    private Uni<PayOutcome> requestNoTaken(PayCommand cmd) {
         metrics.stopped(Layer.UNIQUE_INDEX);
         return payments.find(cmd.merchantId(), cmd.requestNo()).map(existing -> {
             if (existing != null && cmd.token() != null && cmd.token().equals(existing.token())) {
                 // this token's own earlier attempt, cut short before its answer was stored
-                return switch (existing.status()) {
+                return (PayOutcome) switch (existing.status()) {
                     case PROCESSING -> new PayOutcome.Processing(cmd.orderNo(), cmd.requestNo());
                     case SUCCEEDED -> new PayOutcome.Paid(cmd.orderNo(), cmd.requestNo(), existing.amount(),
                             existing.currency(), existing.channelTxnId(), existing.updatedAt());
@@ -151,7 +193,7 @@ public class PaymentExecutor {
         });
     }
 
-    private Uni<Executed> charge(PayCommand cmd, Started started) {
+    private Uni<Executed> charge(PayCommand cmd, TokenUse use, Started started) {
         Order order = started.order();
         return channel.charge(cmd.merchantId(), cmd.orderNo(), cmd.requestNo(), order.amount(), order.currency())
                 .flatMap(result -> {
@@ -165,7 +207,7 @@ public class PaymentExecutor {
                                 new PayOutcome.Declined(cmd.orderNo(), cmd.requestNo()));
                     }
                     if (result instanceof ChargeResult.NotAccepted refused) {
-                        return undo(started, refused.reason());
+                        return undo(cmd, started, refused.reason());
                     }
                     return processing(cmd);
                 });
@@ -227,11 +269,16 @@ public class PaymentExecutor {
                 });
     }
 
-    /** The channel refused before accepting: nothing was charged, so the attempt is taken back whole. */
-    private Uni<Executed> undo(Started started, String reason) {
+    /**
+     * The channel refused before accepting: nothing was charged, so the attempt is taken back whole, and
+     * the token released (its fingerprint stays bound) for the client's retry.
+     */
+    private Uni<Executed> undo(PayCommand cmd, Started started, String reason) {
         Instant now = UtcTime.now();
         return pool.withTransaction(tx -> payments.deleteUnaccepted(tx, started.paymentId())
-                .flatMap(deleted -> orders.transition(tx, started.order(), OrderStatus.PAYING, OrderStatus.PENDING, now)))
+                .flatMap(deleted -> orders.transition(tx, started.order(), OrderStatus.PAYING, OrderStatus.PENDING, now))
+                .flatMap(moved -> cmd.token() == null ? Uni.createFrom().item(moved)
+                        : tokens.release(tx, cmd.merchantId(), cmd.token())))
                 .onItemOrFailure().transform((moved, failure) -> {
                     if (failure != null) {
                         LOG.warnf(failure, "undoing unaccepted %s failed; reconciliation will settle it", reason);
@@ -246,24 +293,15 @@ public class PaymentExecutor {
         if (cmd.token() == null) {
             return Uni.createFrom().item(new Executed(outcome, response));
         }
-        return tokens.recordInterim(cmd.merchantId(), cmd.token(), response, UtcTime.now())
+        return tokens.recordInterim(pool, cmd.merchantId(), cmd.token(), response)
                 .onFailure().recoverWithItem(false)
                 .replaceWith(new Executed(outcome, response));
-    }
-
-    /** Answers a request stopped before any charge, storing the final answer with the token. */
-    private Uni<Executed> finish(PayCommand cmd, PayOutcome outcome) {
-        if (!outcome.isFinal()) {
-            return processing(cmd);
-        }
-        StoredResponse response = renderer.render(outcome);
-        return storeIn(pool, cmd, response).replaceWith(new Executed(outcome, response));
     }
 
     private Uni<Void> storeIn(SqlClient client, PayCommand cmd, StoredResponse response) {
         if (cmd.token() == null) {
             return Uni.createFrom().voidItem();
         }
-        return tokens.complete(client, cmd.merchantId(), cmd.token(), response, UtcTime.now()).replaceWithVoid();
+        return tokens.complete(client, cmd.merchantId(), cmd.token(), response).replaceWithVoid();
     }
 }

@@ -2,6 +2,7 @@ package io.payonce.sandbox;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import io.payonce.mysql.MysqlErrors;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -47,12 +48,19 @@ public class SandboxLedger {
         });
     }
 
-    /** Records a charge; fails with a duplicate-key error when the request number was charged already. */
-    public Uni<Void> insert(String merchantId, SandboxCharge charge) {
-        return pool.preparedQuery(INSERT)
-                .execute(Tuple.from(new Object[] { merchantId, charge.requestNo(), charge.orderNo(), charge.amount(),
-                        charge.currency(), charge.status(), charge.txnId() }))
-                .replaceWithVoid();
+    /**
+     * Counts the call and records its charge in one transaction (one commit per charge); when the request
+     * number was charged already (a concurrent call with the same number), counts the call and answers
+     * the first record.
+     */
+    public Uni<SandboxCharge> record(String merchantId, SandboxCharge charge) {
+        return pool.withTransaction(tx -> tx.preparedQuery(COUNT_ATTEMPT).execute(Tuple.of(merchantId, charge.orderNo()))
+                .flatMap(counted -> tx.preparedQuery(INSERT)
+                        .execute(Tuple.from(new Object[] { merchantId, charge.requestNo(), charge.orderNo(), charge.amount(),
+                                charge.currency(), charge.status(), charge.txnId() }))))
+                .replaceWith(charge)
+                .onFailure(MysqlErrors::isDuplicateKey).recoverWithUni(dup -> countAttempt(merchantId, charge.orderNo())
+                        .flatMap(counted -> find(merchantId, charge.requestNo())));
     }
 
     public Uni<OrderLedger> ledger(String merchantId, String orderNo) {

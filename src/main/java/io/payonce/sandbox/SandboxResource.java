@@ -26,7 +26,6 @@ import io.payonce.api.InvalidRequestException;
 import io.payonce.api.JsonBodies;
 import io.payonce.api.Merchants;
 import io.payonce.api.Problems;
-import io.payonce.mysql.MysqlErrors;
 import io.smallrye.mutiny.Uni;
 
 /**
@@ -81,10 +80,10 @@ public class SandboxResource {
         if (!merchantId.equals(request.merchantId())) {
             throw new InvalidRequestException("merchant_mismatch", "merchant_id differs from the merchant header");
         }
-        Uni<Response> work = ledger.countAttempt(merchantId, request.orderNo())
-                .flatMap(v -> ledger.find(merchantId, request.requestNo()))
+        // every call is counted: with its charge when it records one, on its own otherwise
+        Uni<Response> work = ledger.find(merchantId, request.requestNo())
                 .flatMap(existing -> existing != null
-                        ? Uni.createFrom().item(Response.ok(existing).build())
+                        ? ledger.countAttempt(merchantId, request.orderNo()).replaceWith(Response.ok(existing).build())
                         : fresh(merchantId, request, behavior.next()));
         // like a real provider, a charge under way completes even when the caller hangs up (cancelling
         // the dependent stage leaves this one running)
@@ -130,8 +129,9 @@ public class SandboxResource {
         return switch (step.mode()) {
             case OK -> latency.flatMap(v -> record(merchantId, request, "SUCCEEDED"));
             case DECLINE -> latency.flatMap(v -> record(merchantId, request, "DECLINED"));
-            case FAIL_BEFORE_ACCEPT -> latency.map(v -> problems.response(503, "not_accepted",
-                    "Not accepted", "the sandbox refused the charge before recording anything"));
+            case FAIL_BEFORE_ACCEPT -> latency.flatMap(v -> ledger.countAttempt(merchantId, request.orderNo()))
+                    .map(v -> problems.response(503, "not_accepted", "Not accepted",
+                            "the sandbox refused the charge before recording anything"));
             case TIMEOUT_AFTER_ACCEPT -> record(merchantId, request, "SUCCEEDED").flatMap(answer -> {
                 Duration late = config.channel().timeout().plus(PAST_CLIENT_TIMEOUT);
                 Duration wait = late.toMillis() > step.latencyMs() ? late : Duration.ofMillis(step.latencyMs());
@@ -149,10 +149,7 @@ public class SandboxResource {
     private Uni<Response> record(String merchantId, ChargeRequest request, String status) {
         SandboxCharge charge = new SandboxCharge("sbx_" + UUID.randomUUID().toString().replace("-", ""),
                 request.requestNo(), request.orderNo(), request.amount(), request.currency(), status);
-        return ledger.insert(merchantId, charge)
-                .replaceWith(charge)
-                .onFailure(MysqlErrors::isDuplicateKey).recoverWithUni(dup -> ledger.find(merchantId, request.requestNo()))
-                .map(recorded -> Response.ok(recorded).build());
+        return ledger.record(merchantId, charge).map(recorded -> Response.ok(recorded).build());
     }
 
     private String enabledFor(HttpHeaders headers) {

@@ -148,9 +148,10 @@ class ReconcilerTest {
         String token = token();
         String requestNo = id("req");
         // an owner that claimed the token and died before its payment record existed
-        db.execute("UPDATE idempotency_tokens SET state = 'IN_PROGRESS', lease_until = UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE,"
-                + " fingerprint = ? WHERE token = ?",
-                io.payonce.idempotency.Fingerprint.of(MERCHANT, orderNo, requestNo, AMOUNT, null), token);
+        db.execute("INSERT INTO idempotency_tokens (merchant_id, token, state, fingerprint, request_no, lease_until,"
+                + " expires_at) VALUES (?, ?, 'IN_PROGRESS', ?, ?, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE,"
+                + " UTC_TIMESTAMP(3) + INTERVAL 1 DAY)", MERCHANT, token,
+                io.payonce.idempotency.Fingerprint.of(MERCHANT, orderNo, requestNo, AMOUNT, null), requestNo);
         as(MERCHANT).header("Idempotency-Key", token).header("Prefer", "wait=0")
                 .body(Fixtures.payBody(orderNo, requestNo, AMOUNT)).post("/pay").then().statusCode(409);
 
@@ -176,7 +177,7 @@ class ReconcilerTest {
     @Test
     void expiredTokens_arePurged_inProgressOnesKept() {
         for (int i = 0; i < 3; i++) {
-            token();
+            pay(token(), pendingOrder(), id("req")).then().statusCode(200);
         }
         String[] p = unknownOutcome();
         db.execute("UPDATE idempotency_tokens SET expires_at = '2020-01-01 00:00:00'");
