@@ -67,6 +67,14 @@ public interface PayOnceConfig {
         /** Providers answer in well under a second; five covers their slow tail without holding clients long. */
         @WithDefault("5s")
         Duration timeout();
+
+        /**
+         * Connections to the channel. Each payment holds one for the channel's whole latency, so this caps
+         * payments in flight: 256 lets 256 concurrent payments through a provider answering in 100 ms
+         * reach 2,560 a second (the REST client's own default, 50, would cap them at 500).
+         */
+        @WithDefault("256")
+        int maxConnections();
     }
 
     interface Sandbox {

@@ -12,6 +12,7 @@ import jakarta.ws.rs.client.ClientRequestFilter;
 import jakarta.ws.rs.core.Response;
 
 import org.jboss.logging.Logger;
+import org.jboss.resteasy.reactive.client.api.QuarkusRestClientProperties;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -132,6 +133,7 @@ public class PaymentChannel {
                 .connectTimeout(timeoutMs, TimeUnit.MILLISECONDS)
                 .readTimeout(timeoutMs, TimeUnit.MILLISECONDS)
                 .disableDefaultMapper(true)
+                .property(QuarkusRestClientProperties.CONNECTION_POOL_SIZE, config.channel().maxConnections())
                 .register(renameMerchantHeader)
                 .build(ChannelApi.class);
     }

@@ -91,10 +91,11 @@ public class RedisFastPath {
         Uni<Void> cache = ttl.isNegative() || ttl.isZero() || ttl.compareTo(tokenTtl) > 0
                 ? Uni.createFrom().voidItem()
                 : values.set(keys.result(), payload, new SetArgs().px(ttl));
-        return guarded("finish", () -> cache
-                .flatMap(v -> redis.pubsub(String.class).publish(keys.channel(), payload))
-                .flatMap(v -> redis.key().del(keys.ownership()))
-                .replaceWithVoid(), null);
+        // three independent round trips, sent together: a waiter answers from the message itself, and a
+        // copy that takes the freed ownership key before the cache is written finds the answer in MySQL
+        return guarded("finish", () -> Uni.combine().all()
+                .unis(cache, redis.pubsub(String.class).publish(keys.channel(), payload), redis.key().del(keys.ownership()))
+                .discardItems(), null);
     }
 
     /** Gives up ownership without an answer and tells waiters to look again (the token was released). */
