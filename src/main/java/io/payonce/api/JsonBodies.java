@@ -36,9 +36,7 @@ public class JsonBodies {
     }
 
     public <T> T read(HttpHeaders headers, byte[] body, Class<T> type) {
-        MediaType contentType = headers.getMediaType();
-        if (contentType == null || !MediaType.APPLICATION_JSON_TYPE.isCompatible(contentType)
-                || contentType.isWildcardType() || contentType.isWildcardSubtype()) {
+        if (!isJson(headers.getMediaType())) {
             throw new InvalidRequestException("unsupported_media_type", "the body must be application/json");
         }
         if (body == null || body.length == 0) {
@@ -70,6 +68,19 @@ public class JsonBodies {
                     .collect(Collectors.joining("; ")));
         }
         return value;
+    }
+
+    static boolean isJson(String contentType) {
+        try {
+            return contentType != null && isJson(MediaType.valueOf(contentType));
+        } catch (IllegalArgumentException malformed) {
+            return false;
+        }
+    }
+
+    private static boolean isJson(MediaType contentType) {
+        return contentType != null && MediaType.APPLICATION_JSON_TYPE.isCompatible(contentType)
+                && !contentType.isWildcardType() && !contentType.isWildcardSubtype();
     }
 
     /** Names the field without echoing Java types or the input. */

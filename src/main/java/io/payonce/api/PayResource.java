@@ -13,6 +13,8 @@ import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 
+import io.vertx.ext.web.RoutingContext;
+
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
@@ -52,21 +54,27 @@ public class PayResource {
     @RequestBody(content = @Content(mediaType = MediaType.APPLICATION_JSON,
             schema = @Schema(implementation = PayRequest.class)))
     @Parameter(name = IDEMPOTENCY_KEY, description = "the token, as a structured-field string (\"tok_...\") or bare")
-    public Uni<Response> pay(@Context HttpHeaders headers, byte[] body) {
+    public Uni<Response> pay(@Context HttpHeaders headers, @Context RoutingContext route, byte[] body) {
         String merchantId = merchants.require(headers);
         PayRequest request = bodies.read(headers, body, PayRequest.class);
         String token = token(headers.getHeaderString(IDEMPOTENCY_KEY), request.token());
         PayCommand command = new PayCommand(merchantId, token, request.orderNo(), request.requestNo(),
                 request.amount(), request.currency());
-        return pay.pay(command, waitBound(headers)).map(reply -> {
+        boolean cacheMissed = Boolean.TRUE.equals(route.get(ReplayRoute.CACHE_MISSED));
+        return pay.pay(command, waitBound(headers), cacheMissed).map(reply -> {
             Response.ResponseBuilder answer = Response.status(reply.response().status())
-                    .type(reply.response().status() < 400 ? MediaType.APPLICATION_JSON_TYPE : Problems.MEDIA)
+                    .type(mediaType(reply.response().status()))
                     .entity(reply.response().body());
             if (reply.replayed()) {
                 answer.header(REPLAYED, "true");
             }
             return answer.build();
         });
+    }
+
+    /** Answers are JSON, refusals problem+json; a stored answer is replayed with the same type. */
+    static String mediaType(int status) {
+        return status < 400 ? MediaType.APPLICATION_JSON : Problems.MEDIA_TYPE;
     }
 
     /** The header's token (a structured-field string, or bare) or the body's; both must agree. */

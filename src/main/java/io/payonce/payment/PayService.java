@@ -48,12 +48,34 @@ public class PayService {
         this.metrics = metrics;
     }
 
+    /**
+     * The answer Redis caches for this very request (same token, same fingerprint), or null when it holds
+     * none; never executes anything. Fails as {@link #pay} would for an invalid token or another
+     * request's fingerprint.
+     */
+    public Uni<PayReply> replayCached(PayCommand cmd) {
+        String fingerprint = cmd.fingerprint();
+        return tokens.check(cmd.merchantId(), cmd.token())
+                .flatMap(expiresAt -> redis.cached(cmd.merchantId(), cmd.token()))
+                .flatMap(cached -> cached != null && cached.isAnswer() ? fromCache(cached, fingerprint)
+                        : Uni.createFrom().nullItem());
+    }
+
     /** Pays once per token; a duplicate waits up to {@code waitBound} for the first execution's answer. */
     public Uni<PayReply> pay(PayCommand cmd, Duration waitBound) {
+        return pay(cmd, waitBound, false);
+    }
+
+    /**
+     * {@link #pay}, skipping the cache lookup when {@code cacheMissed}: {@link #replayCached} has just
+     * found no answer there (a stale miss only costs the MySQL path).
+     */
+    public Uni<PayReply> pay(PayCommand cmd, Duration waitBound, boolean cacheMissed) {
         String fingerprint = cmd.fingerprint();
         Instant deadline = UtcTime.now().plus(waitBound);
         return tokens.check(cmd.merchantId(), cmd.token())
-                .flatMap(expiresAt -> redis.cached(cmd.merchantId(), cmd.token()).flatMap(cached -> {
+                .flatMap(expiresAt -> (cacheMissed ? Uni.createFrom().<CachedResult>nullItem()
+                        : redis.cached(cmd.merchantId(), cmd.token())).flatMap(cached -> {
                     if (cached != null && cached.isAnswer()) {
                         return fromCache(cached, fingerprint);
                     }

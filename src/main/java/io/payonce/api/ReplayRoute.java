@@ -1,0 +1,119 @@
+package io.payonce.api;
+
+import java.io.IOException;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.payonce.PayOnceConfig;
+import io.payonce.api.ApiModels.PayRequest;
+import io.payonce.idempotency.RedisFastPath;
+import io.payonce.payment.PayCommand;
+import io.payonce.payment.PayService;
+import io.quarkus.runtime.configuration.MemorySize;
+import io.quarkus.vertx.http.runtime.RouteConstants;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+
+/**
+ * Replays of {@code POST /pay} at Redis speed: ahead of the REST layer, a copy of a finished request
+ * whose answer Redis caches is answered from it on the event loop, without the JAX-RS machinery and
+ * without MySQL. It answers only when sure: a JSON body that binds strictly, this merchant's valid token
+ * in the header and no token in the body, and a fingerprint equal to the cached one, which proves every
+ * business field equal to those of a request already validated. Anything else (no cached answer,
+ * another fingerprint, bad input of any kind, Redis unavailable) goes on to {@link PayResource}, which
+ * decides as always.
+ */
+@ApplicationScoped
+public class ReplayRoute {
+
+    /** Set on the request when this route found no cached answer, so the pay path does not look again. */
+    static final String CACHE_MISSED = "payonce.cache-missed";
+    private static final String BODY_READ = "payonce.body-read";
+
+    private final PayService pay;
+    private final RedisFastPath redis;
+    private final ObjectMapper json;
+    private final String merchantHeader;
+    private final long maxBodyBytes;
+
+    ReplayRoute(PayService pay, RedisFastPath redis, ObjectMapper json, PayOnceConfig config,
+            @ConfigProperty(name = "quarkus.http.limits.max-body-size") MemorySize maxBody) {
+        this.pay = pay;
+        this.redis = redis;
+        this.json = json;
+        this.merchantHeader = config.merchantHeader();
+        this.maxBodyBytes = maxBody.asLongValue();
+    }
+
+    void register(@Observes Router router) {
+        BodyHandler bodies = BodyHandler.create(false).setBodyLimit(maxBodyBytes);
+        // the REST layer takes a body that a body handler read already (RoutingContext.body()), but waits
+        // forever for an empty one: only requests that declare a non-empty body are read here
+        router.post("/pay").order(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT)
+                .handler(ctx -> {
+                    if (redis.available() && declaresBody(ctx.request())) {
+                        ctx.put(BODY_READ, Boolean.TRUE);
+                        bodies.handle(ctx);
+                    } else {
+                        ctx.next();
+                    }
+                })
+                .handler(this::replay);
+    }
+
+    private static boolean declaresBody(HttpServerRequest request) {
+        String length = request.getHeader(HttpHeaders.CONTENT_LENGTH);
+        return length != null && !length.equals("0") && request.getHeader(HttpHeaders.TRANSFER_ENCODING) == null;
+    }
+
+    private void replay(RoutingContext ctx) {
+        PayCommand cmd = Boolean.TRUE.equals(ctx.get(BODY_READ)) ? command(ctx) : null;
+        if (cmd == null) {
+            ctx.next();
+            return;
+        }
+        pay.replayCached(cmd).subscribe().with(reply -> {
+            if (reply == null) {
+                ctx.put(CACHE_MISSED, Boolean.TRUE);
+                ctx.next();
+                return;
+            }
+            ctx.response().setStatusCode(reply.response().status())
+                    .putHeader(HttpHeaders.CONTENT_TYPE, PayResource.mediaType(reply.response().status()))
+                    .putHeader(PayResource.REPLAYED, "true")
+                    .end(reply.response().body());
+        }, refused -> ctx.next());
+    }
+
+    /** The request as a command when it is well-formed enough to be a replay; null sends it on. */
+    private PayCommand command(RoutingContext ctx) {
+        HttpServerRequest request = ctx.request();
+        String merchantId = request.getHeader(merchantHeader);
+        String key = request.getHeader(PayResource.IDEMPOTENCY_KEY);
+        Buffer body = ctx.body().buffer();
+        if (merchantId == null || !Identifiers.valid(merchantId) || key == null || body == null
+                || body.length() > JsonBodies.MAX_BODY_BYTES || !JsonBodies.isJson(request.getHeader(HttpHeaders.CONTENT_TYPE))) {
+            return null;
+        }
+        try {
+            PayRequest bound = json.readValue(body.getBytes(), PayRequest.class);
+            if (bound == null || bound.token() != null || bound.orderNo() == null || bound.requestNo() == null
+                    || bound.amount() == null) {
+                return null;
+            }
+            return new PayCommand(merchantId, PayResource.token(key, null), bound.orderNo(), bound.requestNo(),
+                    bound.amount(), bound.currency());
+        } catch (IOException | RuntimeException notAReplay) {
+            return null;
+        }
+    }
+}

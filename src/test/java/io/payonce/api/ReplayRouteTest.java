@@ -1,0 +1,117 @@
+package io.payonce.api;
+
+import static io.payonce.Fixtures.AMOUNT;
+import static io.payonce.Fixtures.MERCHANT;
+import static io.payonce.Fixtures.as;
+import static io.payonce.Fixtures.id;
+import static io.payonce.Fixtures.pay;
+import static io.payonce.Fixtures.payBody;
+import static io.payonce.Fixtures.pendingOrder;
+import static io.payonce.Fixtures.token;
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.util.Map;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.payonce.Fixtures;
+import io.payonce.TestDatabase;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+
+/**
+ * Replays answered from the Redis cache ahead of the REST layer ({@link ReplayRoute}) look exactly like
+ * the REST layer's own replays, and anything the route is not sure of still gets the REST layer's answer.
+ */
+@QuarkusTest
+class ReplayRouteTest {
+
+    @Inject
+    TestDatabase db;
+
+    @BeforeEach
+    void clean() {
+        db.clean();
+        Fixtures.sandboxNormal();
+    }
+
+    @Test
+    void replayFromTheRoute_isTheRestLayersReplay_byteForByte() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        Response first = pay(token, orderNo, requestNo);
+
+        Response viaRoute = pay(token, orderNo, requestNo);
+        // a token in the body too sends the copy past the route, to the REST layer
+        Map<String, Object> withBodyToken = payBody(orderNo, requestNo, AMOUNT);
+        withBodyToken.put("token", token);
+        Response viaRest = pay(MERCHANT, token, withBodyToken);
+
+        assertAll(
+                () -> assertEquals(200, first.statusCode()),
+                () -> assertNull(first.header("Idempotent-Replayed")),
+                () -> assertSameReplay(first, viaRoute),
+                () -> assertSameReplay(first, viaRest));
+    }
+
+    @Test
+    void declinedAnswer_isReplayedAsProblemJson() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        Fixtures.sandbox("decline", 0, 1);
+        Response first = pay(token, orderNo, requestNo);
+
+        Response replay = pay(token, orderNo, requestNo);
+
+        assertEquals(402, first.statusCode(), first.asString());
+        assertSameReplay(first, replay);
+    }
+
+    @Test
+    void otherRequestOnACachedToken_isRefused_notReplayed() {
+        String orderNo = pendingOrder();
+        String token = token();
+        pay(token, orderNo, id("req")).then().statusCode(200);
+
+        pay(token, orderNo, id("other")).then().statusCode(422)
+                .header("Idempotent-Replayed", (String) null);
+    }
+
+    @Test
+    void badBodyOnACachedToken_isA400_notAReplay() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        pay(token, orderNo, requestNo).then().statusCode(200);
+
+        as(MERCHANT).header("Idempotency-Key", token)
+                .body("{\"order_no\":\"" + orderNo + "\",\"request_no\":\"" + requestNo + "\",\"amount\":\"1999\"}")
+                .post("/pay").then().statusCode(400).contentType("application/problem+json")
+                .header("Idempotent-Replayed", (String) null);
+    }
+
+    @Test
+    void cachedTokenOfAnotherMerchant_isInvalid() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        pay(token, orderNo, requestNo).then().statusCode(200);
+
+        pay(Fixtures.OTHER_MERCHANT, token, payBody(orderNo, requestNo, AMOUNT)).then().statusCode(400)
+                .header("Idempotent-Replayed", (String) null);
+    }
+
+    private static void assertSameReplay(Response first, Response replay) {
+        assertEquals(first.statusCode(), replay.statusCode());
+        assertEquals(first.contentType(), replay.contentType());
+        assertEquals(first.asString(), replay.asString());
+        assertEquals("true", replay.header("Idempotent-Replayed"));
+    }
+}
