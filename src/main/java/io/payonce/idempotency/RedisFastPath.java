@@ -8,9 +8,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import org.jboss.logging.Logger;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
 import io.quarkus.redis.datasource.ReactiveRedisDataSource;
@@ -34,19 +31,17 @@ public class RedisFastPath {
     private final Duration tokenTtl;
     private final ReactiveRedisDataSource redis;
     private final ReactiveValueCommands<String, String> values;
-    private final ObjectMapper json;
     private final MeterRegistry meters;
     private final WakeUps wakeUps;
     /** Unknown until the first probe answers: until then every copy takes the MySQL path. */
     private volatile boolean healthy;
 
-    RedisFastPath(PayOnceConfig config, ReactiveRedisDataSource redis, ObjectMapper json, MeterRegistry meters,
+    RedisFastPath(PayOnceConfig config, ReactiveRedisDataSource redis, MeterRegistry meters,
             WakeUps wakeUps) {
         this.config = config.redis();
         this.tokenTtl = config.token().ttl();
         this.redis = redis;
         this.values = redis.value(String.class);
-        this.json = json;
         this.meters = meters;
         this.wakeUps = wakeUps;
     }
@@ -62,7 +57,7 @@ public class RedisFastPath {
 
     /** The cached final answer of the token, or null (none, or Redis unavailable). */
     public Uni<CachedResult> cached(String merchantId, String token) {
-        return guarded("get", () -> values.get(RedisKeys.of(merchantId, token).result()).map(this::parse), null);
+        return guarded("get", () -> values.get(RedisKeys.of(merchantId, token).result()).map(CachedResult::decode), null);
     }
 
     /**
@@ -87,7 +82,7 @@ public class RedisFastPath {
             Instant tokenExpiresAt) {
         RedisKeys keys = RedisKeys.of(merchantId, token);
         Duration ttl = Duration.between(Instant.now(), tokenExpiresAt);
-        String payload = write(new CachedResult(fingerprint, response.status(), response.body()));
+        String payload = new CachedResult(fingerprint, response.status(), response.body()).encode();
         Uni<Void> cache = ttl.isNegative() || ttl.isZero() || ttl.compareTo(tokenTtl) > 0
                 ? Uni.createFrom().voidItem()
                 : values.set(keys.result(), payload, new SetArgs().px(ttl));
@@ -102,7 +97,7 @@ public class RedisFastPath {
     public Uni<Void> released(String merchantId, String token) {
         RedisKeys keys = RedisKeys.of(merchantId, token);
         return guarded("release", () -> redis.key().del(keys.ownership())
-                .flatMap(v -> redis.pubsub(String.class).publish(keys.channel(), write(CachedResult.wakeUp())))
+                .flatMap(v -> redis.pubsub(String.class).publish(keys.channel(), CachedResult.wakeUp().encode()))
                 .replaceWithVoid(), null);
     }
 
@@ -146,23 +141,4 @@ public class RedisFastPath {
                 });
     }
 
-    CachedResult parse(String payload) {
-        if (payload == null) {
-            return null;
-        }
-        try {
-            return json.readValue(payload, CachedResult.class);
-        } catch (JsonProcessingException e) {
-            LOG.warnf("ignoring an unreadable cached result: %s", e.getOriginalMessage());
-            return null;
-        }
-    }
-
-    private String write(CachedResult result) {
-        try {
-            return json.writeValueAsString(result);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("cannot write a cached result", e);
-        }
-    }
 }

@@ -10,9 +10,6 @@ import jakarta.enterprise.event.Observes;
 
 import org.jboss.logging.Logger;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
 import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
@@ -33,7 +30,6 @@ public class WakeUps {
     private static final Logger LOG = Logger.getLogger(WakeUps.class);
 
     private final Redis redis;
-    private final ObjectMapper json;
     private final boolean enabled;
     private final ConcurrentHashMap<String, Set<CompletableFuture<CachedResult>>> waiters = new ConcurrentHashMap<>();
     private final AtomicBoolean connecting = new AtomicBoolean();
@@ -41,9 +37,8 @@ public class WakeUps {
     private volatile boolean listening;
     private volatile boolean draining;
 
-    WakeUps(Redis redis, ObjectMapper json, PayOnceConfig config, MeterRegistry meters) {
+    WakeUps(Redis redis, PayOnceConfig config, MeterRegistry meters) {
         this.redis = redis;
-        this.json = json;
         this.enabled = config.redis().enabled();
         meters.gaugeMapSize("payonce.idempotency.waiters", java.util.List.of(), waiters);
     }
@@ -134,15 +129,9 @@ public class WakeUps {
         if (set == null) {
             return;
         }
-        CachedResult notice = parse(message.get(3).toString());
+        CachedResult decoded = CachedResult.decode(message.get(3).toString());
+        CachedResult notice = decoded == null ? CachedResult.wakeUp() : decoded;
         set.forEach(w -> w.complete(notice));
     }
 
-    private CachedResult parse(String payload) {
-        try {
-            return json.readValue(payload, CachedResult.class);
-        } catch (JsonProcessingException e) {
-            return CachedResult.wakeUp();
-        }
-    }
 }
