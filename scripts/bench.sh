@@ -9,6 +9,7 @@
 #   BENCH_SCALE=0.2 scripts/bench.sh    every N scaled (a quick look; figures less stable)
 #   BENCH_ONLY=limits,replay ...        only these phases (limits,unique,replay,storm,wait)
 #   BENCH_JFR=/tmp/app.jfr ...          also record the application with Java Flight Recorder
+#   BENCH_DRIVER_JFR=/tmp/driver.jfr    and/or the load driver (to check it is not the bottleneck)
 #
 # Traffic goes to loopback only. The shared MariaDB and Redis are used, never stopped or flushed:
 # the database payonce_bench is dropped and recreated, and Redis keys the run made are deleted.
@@ -114,6 +115,11 @@ app_setting() {
   [[ -n $value ]] || value=$(sed -n "s/^${key//./\\.}=//p" src/main/resources/application.properties | tail -n 1)
   echo "${value:-$fallback}"
 }
+
+if [[ -n ${BENCH_DRIVER_JFR:-} ]]; then
+  DRIVER_OPTS+=" -XX:FlightRecorderOptions=stackdepth=256"
+  DRIVER_OPTS+=" -XX:StartFlightRecording=filename=$BENCH_DRIVER_JFR,settings=profile,dumponexit=true"
+fi
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [[ -n $(git status --porcelain --untracked-files=no 2>/dev/null) ]]; then commit+="+changes"; fi

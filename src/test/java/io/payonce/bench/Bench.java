@@ -131,7 +131,7 @@ public final class Bench {
                         idle.foreignRowsChanged()));
 
                 Scenarios scenarios = new Scenarios(vertx, context, port, db, cpu, runId);
-                attempt("warm-up", () -> scenarios.warmUp(number("warmup.ms", 5000)));
+                attempt("warm-up", () -> scenarios.warmUp(number("warmup.ms", 8000)));
                 Limits limits = only.contains("limits") ? measureLimits(db, redisUrl, cpu) : Limits.NONE;
                 if (only.contains("unique")) {
                     unique(scenarios, limits, 0, 16, n(3000));
@@ -238,7 +238,7 @@ public final class Bench {
             double[] figures = { Double.NaN, Double.NaN, Double.NaN };
             attempt("limit redis", () -> {
                 CpuMeter.Sample start = cpu.sample();
-                MachineLimits.Limit l = machine.redisRoundTrips(runId, 16, 1000, 5000);
+                MachineLimits.Limit l = machine.redisRoundTrips(runId, 16, 2000, 5000);
                 figures[0] = l.run().perSecond();
                 report.limit(new Result("redis GET/SET round trips, pool " + redisPool, Result.figures(
                         new JsonObject().put("scenario", "limit_redis").put("c", 16).put("pool", redisPool), l.run()),
@@ -251,7 +251,7 @@ public final class Bench {
                 int slot = i + 1;
                 attempt("limit db C=" + c, () -> {
                     CpuMeter.Sample start = cpu.sample();
-                    MachineLimits.Limit l = machine.databaseTransactions(c, 1000, 5000);
+                    MachineLimits.Limit l = machine.databaseTransactions(c, 2000, 5000);
                     figures[slot] = l.run().perSecond();
                     report.limit(new Result("db BEGIN;INSERT;UPDATE;COMMIT, pool " + dbPool, Result.figures(
                             new JsonObject().put("scenario", "limit_db").put("c", c).put("pool", dbPool)

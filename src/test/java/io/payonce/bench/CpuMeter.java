@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * CPU time of the processes a scenario keeps busy (application, MariaDB, Redis, this driver) and of the
@@ -21,14 +22,16 @@ final class CpuMeter {
     private final long driverPid = ProcessHandle.current().pid();
 
     /** Ticks used so far, per process and machine-wide, at one instant. */
-    record Sample(long nanos, long app, long db, long redis, long driver, long machineBusy) {
+    record Sample(long nanos, long app, long appSystem, long db, long redis, long driver, long machineBusy) {
     }
 
     /** Percent of one core over an interval (200 = both cores of this machine busy throughout). */
-    record Usage(double app, double db, double redis, double driver, double other) {
+    record Usage(double app, double appSystem, double db, double redis, double driver, double other) {
 
+        /** The report's columns: app (of which in the kernel), db, redis, driver, other. */
         String describe() {
-            return String.format("%3.0f %3.0f %3.0f %3.0f %3.0f", app, db, redis, driver, other);
+            return String.format(Locale.ROOT, "%3.0f(%2.0f) %3.0f %3.0f %3.0f %3.0f", app, appSystem, db, redis, driver,
+                    other);
         }
     }
 
@@ -39,8 +42,9 @@ final class CpuMeter {
     }
 
     Sample sample() {
-        return new Sample(System.nanoTime(), processTicks(appPid), processTicks(dbPid), processTicks(redisPid),
-                processTicks(driverPid), machineBusyTicks());
+        long[] app = processTimes(appPid);
+        return new Sample(System.nanoTime(), app[0] + app[1], app[1], total(dbPid), total(redisPid), total(driverPid),
+                machineBusyTicks());
     }
 
     Usage since(Sample start) {
@@ -48,24 +52,30 @@ final class CpuMeter {
         double seconds = (end.nanos() - start.nanos()) / 1e9;
         double scale = 100 / (seconds * TICKS_PER_SECOND);
         double app = (end.app() - start.app()) * scale;
+        double appSystem = (end.appSystem() - start.appSystem()) * scale;
         double db = (end.db() - start.db()) * scale;
         double redis = (end.redis() - start.redis()) * scale;
         double driver = (end.driver() - start.driver()) * scale;
         double machine = (end.machineBusy() - start.machineBusy()) * scale;
-        return new Usage(app, db, redis, driver, Math.max(0, machine - app - db - redis - driver));
+        return new Usage(app, appSystem, db, redis, driver, Math.max(0, machine - app - db - redis - driver));
     }
 
-    /** utime + stime of a process, fields 14 and 15 of /proc/PID/stat (after the parenthesised name). */
-    static long processTicks(long pid) {
+    private static long total(long pid) {
+        long[] times = processTimes(pid);
+        return times[0] + times[1];
+    }
+
+    /** utime and stime of a process, fields 14 and 15 of /proc/PID/stat (after the parenthesised name). */
+    static long[] processTimes(long pid) {
         if (pid <= 0) {
-            return 0;
+            return new long[2];
         }
         try {
             String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
             String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+            return new long[] { Long.parseLong(fields[11]), Long.parseLong(fields[12]) };
         } catch (IOException | RuntimeException e) {
-            return 0;
+            return new long[2];
         }
     }
 
