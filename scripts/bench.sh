@@ -9,6 +9,7 @@
 #   BENCH_SCALE=0.2 scripts/bench.sh    every N scaled (a quick look; figures less stable)
 #   BENCH_ONLY=limits,replay ...        only these phases (limits,unique,replay,storm,wait)
 #   BENCH_JFR=/tmp/app.jfr ...          also record the application with Java Flight Recorder
+#                                       (BENCH_JFR_SETTINGS: a .jfc file or name, default profile)
 #   BENCH_DRIVER_JFR=/tmp/driver.jfr    and/or the load driver (to check it is not the bottleneck)
 #
 # Traffic goes to loopback only. The shared MariaDB and Redis are used, never stopped or flushed:
@@ -76,7 +77,7 @@ trap stop_app EXIT
 jfr_opts=()
 if [[ -n ${BENCH_JFR:-} ]]; then
   jfr_opts=("-XX:FlightRecorderOptions=stackdepth=256"
-    "-XX:StartFlightRecording=filename=$BENCH_JFR,settings=profile,dumponexit=true")
+    "-XX:StartFlightRecording=filename=$BENCH_JFR,settings=${BENCH_JFR_SETTINGS:-profile},dumponexit=true")
 fi
 
 quiet_wait
