@@ -123,7 +123,8 @@ if [[ -n ${BENCH_DRIVER_JFR:-} ]]; then
 fi
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [[ -n $(git status --porcelain --untracked-files=no 2>/dev/null) ]]; then commit+="+changes"; fi
+# a run's own outputs (src/bench) do not make the code it measured a changed one
+if [[ -n $(git status --porcelain --untracked-files=no -- . ':!src/bench' 2>/dev/null) ]]; then commit+="+changes"; fi
 
 # shellcheck disable=SC2086  # DRIVER_OPTS likewise
 timeout 900 java $DRIVER_OPTS -cp "target/test-classes:$(cat target/bench-classpath.txt)" \
