@@ -9,3 +9,8 @@ if [[ $(java_major "${JAVA_HOME:+$JAVA_HOME/bin/}java" 2>/dev/null) != 17 ]]; th
 fi
 [[ $(java_major "${JAVA_HOME:+$JAVA_HOME/bin/}java" 2>/dev/null) == 17 ]] ||
   { echo "Java 17 not found (install openjdk-17-jdk-headless or set JAVA_HOME)" >&2; exit 1; }
+
+# The application's JVM options, in this one place for every script that starts it (run.sh, bench.sh),
+# so the benchmark measures the JVM that is run. Empty by default: the JVM's own ergonomics (G1, a
+# heap of up to 1/4 of RAM) until a measurement says otherwise. Override by exporting JAVA_OPTS.
+JAVA_OPTS=${JAVA_OPTS-}

@@ -1,0 +1,447 @@
+package io.payonce.bench;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Redis;
+import io.vertx.redis.client.RedisAPI;
+import io.vertx.redis.client.Response;
+
+/**
+ * The benchmark's driver: measures the machine's limits, runs the payment scenarios against the packaged
+ * application that scripts/bench.sh started, and writes report.txt, summary.jsonl and latency.svg.
+ *
+ * <p>All load comes from one Vert.x event loop, so the driver takes as little of the two cores as it can
+ * and needs no locking; the main thread only sequences the phases and waits. Settings are system
+ * properties ({@code bench.*}, see {@link #main}); {@code bench.scale} multiplies every N for a quick run.
+ */
+public final class Bench {
+
+    private static final long AWAIT_LIMIT_MS = TimeUnit.MINUTES.toMillis(5);
+
+    private Bench() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1)
+                .setInternalBlockingPoolSize(1));
+        int exit;
+        try {
+            exit = new Run(vertx).run();
+        } finally {
+            vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        }
+        System.exit(exit);
+    }
+
+    /** Waits on the main thread; never called on the event loop, which it would block. */
+    static <T> T await(Future<T> future) {
+        if (Context.isOnEventLoopThread()) {
+            throw new IllegalStateException("await on the event loop");
+        }
+        try {
+            return future.toCompletionStage().toCompletableFuture().get(AWAIT_LIMIT_MS, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(String.valueOf(e.getCause()), e.getCause());
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("no answer within " + AWAIT_LIMIT_MS + " ms", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Starts {@code work} on the driver's event loop, where the scenarios keep their state. */
+    static <T> Future<T> onLoop(Context context, Supplier<Future<T>> work) {
+        Promise<T> promise = Promise.promise();
+        context.runOnContext(v -> {
+            try {
+                work.get().onComplete(promise);
+            } catch (RuntimeException e) {
+                promise.fail(e);
+            }
+        });
+        return promise.future();
+    }
+
+    private static String setting(String key, String fallback) {
+        return System.getProperty("bench." + key, fallback);
+    }
+
+    private static long number(String key, long fallback) {
+        return Long.parseLong(setting(key, String.valueOf(fallback)));
+    }
+
+    /** One benchmark run with its settings. */
+    private static final class Run {
+
+        private final Vertx vertx;
+        private final Context context;
+        private final int port = (int) number("port", 18090);
+        private final long appPid = number("app.pid", -1);
+        private final double scale = Double.parseDouble(setting("scale", "1"));
+        private final List<String> only = List.of(setting("only", "limits,unique,replay,storm,wait").split(","));
+        private final String runId = Long.toString(System.currentTimeMillis(), 36);
+        private final Report report = new Report();
+
+        Run(Vertx vertx) {
+            this.vertx = vertx;
+            this.context = vertx.getOrCreateContext();
+        }
+
+        private int n(int base) {
+            return Math.max(1, (int) Math.round(base * scale));
+        }
+
+        int run() throws Exception {
+            Instant began = Instant.now();
+            Database db = new Database(vertx, setting("db.host", "127.0.0.1"), (int) number("db.port", 3306),
+                    setting("db.name", "payonce_bench"), setting("db.user", "root"), setting("db.password", ""),
+                    Boolean.parseBoolean(setting("db.cache-prepared", "false")));
+            String redisUrl = setting("redis", "redis://127.0.0.1:6379");
+            Redis redisClient = Redis.createClient(vertx, redisUrl);
+            RedisAPI redis = RedisAPI.api(redisClient);
+            try {
+                await(db.enableCounters());
+                String info = await(redis.info(List.of("server"))).toString();
+                CpuMeter cpu = new CpuMeter(appPid, mariadbPid(db), Long.parseLong(infoField(info, "process_id", "-1")));
+                describe(db, info, began);
+
+                // what the server commits with the application idle: its scheduled jobs, and anybody else
+                Database.Counters idleBefore = await(db.counters());
+                Thread.sleep(3000);
+                Database.Delta idle = db.delta(idleBefore, await(db.counters()));
+                report.note(String.format(Locale.ROOT, "idle (3 s, application started, no load): %.1f rw commits/s;"
+                        + " other clients changed %d rows in other schemas meanwhile", idle.rwCommits() / 3.0,
+                        idle.foreignRowsChanged()));
+
+                Scenarios scenarios = new Scenarios(vertx, context, port, db, cpu, runId);
+                attempt("warm-up", () -> scenarios.warmUp(number("warmup.ms", 8000)));
+                Limits limits = only.contains("limits") ? measureLimits(db, redisUrl, cpu) : Limits.NONE;
+                if (only.contains("unique")) {
+                    unique(scenarios, limits, 0, 16, n(3000));
+                    unique(scenarios, limits, 0, 256, n(3000));
+                    unique(scenarios, limits, 100, 16, n(1000));
+                    unique(scenarios, limits, 100, 256, n(3000));
+                }
+                if (only.contains("replay")) {
+                    replay(scenarios, limits, 16, n(20000));
+                    replay(scenarios, limits, 64, n(20000));
+                }
+                if (only.contains("storm")) {
+                    attempt("storm", () -> report.scenario(scenarios.storm(n(50), 20, 5)));
+                }
+                if (only.contains("wait")) {
+                    attempt("wait", () -> report.scenario(scenarios.waits(n(40), 10, 10, 1000, 100)));
+                }
+                targets();
+                interference();
+                long removed = removeRedisKeys(redis);
+                report.note("removed " + removed + " Redis keys of this run (the application's cached answers"
+                        + " under bench_" + runId + "_* merchants)");
+            } finally {
+                try {
+                    await(db.restoreCounters());
+                } finally {
+                    db.close();
+                    redisClient.close();
+                }
+            }
+            application();
+            report.note(String.format(Locale.ROOT, "bench driver took %d s (build and start-up not included)",
+                    Instant.now().getEpochSecond() - began.getEpochSecond()));
+
+            Path out = Path.of(setting("out", "src/bench"));
+            report.write(out, LatencyPlot.svg("PayOnce latency by percentile (" + Instant.now().truncatedTo(ChronoUnit.SECONDS)
+                    + ", commit " + setting("commit", "unknown") + ")", series()));
+            System.out.print(report.text());
+            System.out.println("\nwritten: " + out.resolve("report.txt") + ", " + out.resolve("summary.jsonl") + ", "
+                    + out.resolve("latency.svg"));
+            return report.failed() ? 2 : 0;
+        }
+
+        private void describe(Database db, String redisInfo, Instant began) {
+            String machine = String.format(Locale.ROOT, "%d cores (nproc), %s, %s RAM, %s", Machine.cores(),
+                    Machine.cpuModel(), Machine.memory(), Machine.os());
+            String mariadb = await(db.describeServer());
+            String redis = infoField(redisInfo, "redis_version", "unknown");
+            report.header("machine   " + machine);
+            report.header("java      " + Machine.java() + " (application and driver)");
+            report.header("mariadb   " + mariadb);
+            report.header("redis     " + redis);
+            report.header("date      " + began.truncatedTo(ChronoUnit.SECONDS) + ", commit " + setting("commit", "unknown")
+                    + ", load average at start " + Machine.loadAverage());
+            report.header("app       java " + quoted(setting("app.java.opts", "")) + " -jar target/quarkus-app/quarkus-run.jar"
+                    + " (JAVA_OPTS from scripts/java17.sh), port " + port + ", database " + db.schema()
+                    + ", sandbox channel");
+            report.header("driver    one Vert.x event loop; WebClient pool = C connections, keep-alive, no pipelining;"
+                    + " closed loop (next request when one answers)");
+            report.fact(new JsonObject().put("scenario", "machine").put("nproc", Machine.cores())
+                    .put("cpu", Machine.cpuModel()).put("memory", Machine.memory()).put("os", Machine.os())
+                    .put("java", Machine.java()).put("mariadb", mariadb).put("redis", redis)
+                    .put("date", began.truncatedTo(ChronoUnit.SECONDS).toString()).put("commit", setting("commit", "unknown"))
+                    .put("loadavg", Machine.loadAverage()).put("before_start", setting("quiet", "")));
+        }
+
+        /** Start-up and memory of the application: start-up from the script, the end from /proc now. */
+        private void application() {
+            long idleKib = number("app.idle.rss.kib", -1);
+            long endKib = CpuMeter.memoryKib(appPid, "VmRSS");
+            long peakKib = CpuMeter.memoryKib(appPid, "VmHWM");
+            long startupMs = number("app.startup.ms", -1);
+            String startedIn = setting("app.started.in", "?");
+            report.header(String.format(Locale.ROOT, "start-up  %d ms from exec to the first 200 of /q/health/ready"
+                    + " (Quarkus: started in %ss)", startupMs, startedIn));
+            report.header(String.format(Locale.ROOT, "memory    RSS idle %.0f MiB (after start-up and a 3 s settle),"
+                    + " at the end %.0f MiB, peak %.0f MiB", idleKib / 1024.0, endKib / 1024.0, peakKib / 1024.0));
+            report.fact(new JsonObject().put("scenario", "app").put("java_opts", setting("app.java.opts", ""))
+                    .put("startup_ms", startupMs).put("quarkus_started_s", startedIn)
+                    .put("idle_rss_mib", Result.round(idleKib / 1024.0, 1))
+                    .put("end_rss_mib", Result.round(endKib / 1024.0, 1))
+                    .put("peak_rss_mib", Result.round(peakKib / 1024.0, 1)));
+            report.target("idle RSS < 200 MiB", idleKib > 0 && idleKib < 200 * 1024,
+                    String.format(Locale.ROOT, "%.0f MiB", idleKib / 1024.0));
+            report.target("RSS at the end < 400 MiB", endKib > 0 && endKib < 400 * 1024,
+                    String.format(Locale.ROOT, "%.0f MiB", endKib / 1024.0));
+            report.target("start-up < 3 s (exec to ready)", startupMs > 0 && startupMs < 3000,
+                    String.format(Locale.ROOT, "%.2f s (Quarkus: %s s)", startupMs / 1000.0, startedIn));
+        }
+
+        /** The measured ceilings; NaN where not measured. */
+        private record Limits(double redis16, double db16, double db256) {
+            static final Limits NONE = new Limits(Double.NaN, Double.NaN, Double.NaN);
+
+            double db(int concurrency) {
+                return concurrency == 16 ? db16 : concurrency == 256 ? db256 : Double.NaN;
+            }
+        }
+
+        private Limits measureLimits(Database db, String redisUrl, CpuMeter cpu) {
+            int dbPool = (int) number("db.pool", 32);
+            int redisPool = (int) number("redis.pool", 32);
+            MachineLimits machine = new MachineLimits(vertx, context, db, redisUrl, dbPool, redisPool);
+            double[] figures = { Double.NaN, Double.NaN, Double.NaN };
+            attempt("limit redis", () -> {
+                CpuMeter.Sample start = cpu.sample();
+                MachineLimits.Limit l = machine.redisRoundTrips(runId, 16, 2000, 5000);
+                figures[0] = l.run().perSecond();
+                report.limit(new Result("redis GET/SET round trips, pool " + redisPool, Result.figures(
+                        new JsonObject().put("scenario", "limit_redis").put("c", 16).put("pool", redisPool), l.run()),
+                        l.run().latency(),
+                        List.of(), cpu.since(start)));
+            });
+            int[] levels = { 16, 256 };
+            for (int i = 0; i < levels.length; i++) {
+                int c = levels[i];
+                int slot = i + 1;
+                attempt("limit db C=" + c, () -> {
+                    CpuMeter.Sample start = cpu.sample();
+                    MachineLimits.Limit l = machine.databaseTransactions(c, 2000, 5000);
+                    figures[slot] = l.run().perSecond();
+                    report.limit(new Result("db BEGIN;INSERT;UPDATE;COMMIT, pool " + dbPool, Result.figures(
+                            new JsonObject().put("scenario", "limit_db").put("c", c).put("pool", dbPool)
+                                    .put("cache_prepared_statements", Boolean.parseBoolean(setting("db.cache-prepared", "false"))),
+                            l.run())
+                            .put("commits_per_tx", Result.round(l.commitsPerOp(), 3))
+                            .put("foreign_rows_changed", l.foreignRowsChanged()), l.run().latency(),
+                            List.of(String.format(Locale.ROOT, "trx_rw_commits per transaction: %.3f (expected 1: the"
+                                    + " counter check)%s", l.commitsPerOp(), l.foreignRowsChanged() > 0
+                                            ? "; other clients changed " + l.foreignRowsChanged() + " rows meanwhile"
+                                            : "")),
+                            cpu.since(start)));
+                });
+            }
+            return new Limits(figures[0], figures[1], figures[2]);
+        }
+
+        private void unique(Scenarios scenarios, Limits limits, long sandboxMs, int c, int n) {
+            attempt(Scenarios.label("unique", sandboxMs, c), () -> {
+                Result r = scenarios.unique(sandboxMs, c, n, Math.max(200, 2 * c));
+                double cpp = r.number("commits_per_payment");
+                double dbBound = limits.db(c) / cpp;
+                double bound = sandboxMs == 0 ? dbBound : Math.min(c / (sandboxMs / 1000.0), dbBound);
+                if (!Double.isNaN(dbBound)) {
+                    r.summary().put("db_limit", Result.round(limits.db(c), 1)).put("db_bound", Result.round(dbBound, 1));
+                }
+                if (sandboxMs > 0) {
+                    r.summary().put("latency_bound", Result.round(c / (sandboxMs / 1000.0), 1));
+                }
+                bounded(r, bound);
+                report.scenario(r);
+            });
+        }
+
+        private void replay(Scenarios scenarios, Limits limits, int c, int n) {
+            attempt("replay C=" + c, () -> {
+                Result r = scenarios.replay(c, n, n(2000));
+                if (!Double.isNaN(limits.redis16())) {
+                    r.summary().put("redis_limit", Result.round(limits.redis16(), 1));
+                }
+                bounded(r, limits.redis16());
+                report.scenario(r);
+            });
+        }
+
+        private static void bounded(Result r, double bound) {
+            if (!Double.isNaN(bound) && !Double.isInfinite(bound) && bound > 0) {
+                r.summary().put("bound", Result.round(bound, 1))
+                        .put("pct_of_bound", Result.round(100 * r.number("tput") / bound, 1));
+            }
+        }
+
+        private void targets() {
+            for (Result r : report.scenarios()) {
+                String scenario = r.summary().getString("scenario");
+                double c = r.number("c");
+                if (scenario.equals("replay") && c == 16) {
+                    report.target("replay C=16 p99 < 5 ms", r.number("p99_ms") < 5, ms(r.number("p99_ms")));
+                    report.target("replay C=16 throughput >= 1/3 of the Redis round-trip limit",
+                            r.number("pct_of_bound") >= 100.0 / 3, pct(r) + " of " + perSecond(r.number("bound")));
+                }
+                if (scenario.equals("unique") && r.number("sandbox_ms") == 0) {
+                    report.target("unique 0 ms C=" + (int) c + " >= 70% of DB limit / commits per payment",
+                            r.number("pct_of_bound") >= 70, pct(r) + " of " + perSecond(r.number("bound")));
+                    report.target("unique 0 ms C=" + (int) c + " commits per payment <= 3",
+                            r.number("commits_per_payment") <= 3,
+                            String.format(Locale.ROOT, "%.2f", r.number("commits_per_payment")));
+                }
+                if (scenario.equals("unique") && r.number("sandbox_ms") == 100 && c == 256) {
+                    double latencyBound = r.number("latency_bound");
+                    report.target("unique 100 ms C=256 >= 80% of 256 / 0.1 s",
+                            r.number("tput") >= 0.8 * latencyBound, String.format(Locale.ROOT,
+                                    "%.0f%% of %s (and %.0f%% of the DB bound %s)", 100 * r.number("tput") / latencyBound,
+                                    perSecond(latencyBound), 100 * r.number("tput") / r.number("db_bound"),
+                                    perSecond(r.number("db_bound"))));
+                }
+                if (scenario.equals("storm")) {
+                    report.target("storm: 100% identical answers", r.number("identical_pct") == 100,
+                            r.number("identical_pct") + "%");
+                    report.target("storm: 1 payment record and 1 charge per order",
+                            r.number("orders_one_record") == r.number("orders")
+                                    && r.number("orders_one_charge") == r.number("orders"),
+                            (int) r.number("orders_one_record") + " and " + (int) r.number("orders_one_charge")
+                                    + " of " + (int) r.number("orders") + " orders");
+                }
+                if (scenario.equals("wait")) {
+                    report.target("wait: wake-up p99 < 10 ms", r.number("p99_ms") < 10, ms(r.number("p99_ms")));
+                }
+            }
+        }
+
+        /** Says so when something else on the machine took CPU while a figure was being measured. */
+        private void interference() {
+            List<Result> measured = new ArrayList<>(report.limits());
+            measured.addAll(report.scenarios());
+            double worst = 0;
+            String where = "";
+            for (Result r : measured) {
+                if (r.cpu() != null && r.cpu().other() > worst) {
+                    worst = r.cpu().other();
+                    where = r.label();
+                }
+            }
+            String quiet = setting("quiet", "");
+            if (!quiet.isEmpty()) {
+                report.note("before start: " + quiet);
+            }
+            if (worst > 20) {
+                report.note(String.format(Locale.ROOT, "WARNING other processes took up to %.0f%% of a core while"
+                        + " figures were measured (%s): the figures are lower than this machine can do", worst, where));
+            } else {
+                report.note(String.format(Locale.ROOT, "other processes took at most %.0f%% of a core during any"
+                        + " measurement", worst));
+            }
+        }
+
+        private static String ms(double value) {
+            return String.format(Locale.ROOT, "%.2f ms", value);
+        }
+
+        private static String pct(Result r) {
+            return String.format(Locale.ROOT, "%.0f%%", r.number("pct_of_bound"));
+        }
+
+        private static String perSecond(double value) {
+            return String.format(Locale.ROOT, "%.0f/s", value);
+        }
+
+        private List<LatencyPlot.Series> series() {
+            List<LatencyPlot.Series> series = new ArrayList<>();
+            for (Result r : report.scenarios()) {
+                if (r.plotted() != null && r.plotted().getTotalCount() > 0) {
+                    series.add(new LatencyPlot.Series(r.summary().getString("scenario").equals("wait")
+                            ? r.label() + ": waiter - earliest answer" : r.label(), r.plotted()));
+                }
+            }
+            return series;
+        }
+
+        /** Runs one phase; a phase that breaks is reported and the others still run. */
+        private void attempt(String what, Runnable phase) {
+            System.err.println("bench: " + what + " ...");
+            long began = System.nanoTime();
+            try {
+                phase.run();
+                System.err.printf(Locale.ROOT, "bench: %s done in %.1f s%n", what, (System.nanoTime() - began) / 1e9);
+            } catch (RuntimeException e) {
+                e.printStackTrace();
+                report.error(what + ": " + e.getMessage());
+            }
+        }
+
+        private static long mariadbPid(Database db) {
+            try {
+                return Long.parseLong(Files.readString(Path.of(await(db.pidFile()))).trim());
+            } catch (Exception e) {
+                return -1;
+            }
+        }
+
+        /** Deletes the application's keys for this run's merchants, found by SCAN (never KEYS, never FLUSH). */
+        private long removeRedisKeys(RedisAPI redis) {
+            String cursor = "0";
+            long removed = 0;
+            for (int rounds = 0; rounds < 100_000; rounds++) {
+                Response page = await(redis.scan(List.of(cursor, "MATCH", "*bench_" + runId + "_*", "COUNT", "1000")));
+                cursor = page.get(0).toString();
+                List<String> keys = new ArrayList<>();
+                page.get(1).forEach(k -> keys.add(k.toString()));
+                if (!keys.isEmpty()) {
+                    removed += await(redis.del(keys)).toLong();
+                }
+                if (cursor.equals("0")) {
+                    break;
+                }
+            }
+            return removed;
+        }
+
+        private static String infoField(String info, String field, String fallback) {
+            for (String line : info.split("\r?\n")) {
+                if (line.startsWith(field + ":")) {
+                    return line.substring(field.length() + 1).trim();
+                }
+            }
+            return fallback;
+        }
+
+        private static String quoted(String opts) {
+            return opts.isBlank() ? "(no options)" : opts;
+        }
+    }
+}
