@@ -80,7 +80,7 @@ public class SandboxResource {
         if (!merchantId.equals(request.merchantId())) {
             throw new InvalidRequestException("merchant_mismatch", "merchant_id differs from the merchant header");
         }
-        // every call is counted: with its charge when it records one, on its own otherwise
+        // every call is counted: by its charge when it records one, on its own otherwise
         Uni<Response> work = ledger.find(merchantId, request.requestNo())
                 .flatMap(existing -> existing != null
                         ? ledger.countAttempt(merchantId, request.orderNo()).replaceWith(Response.ok(existing).build())
