@@ -17,8 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PORT=18090
-DB=payonce_bench
+PORT=${BENCH_PORT:-18090}
+DB=${BENCH_DB:-payonce_bench}
 APP_LOG=target/bench-app.log
 # The driver's own JVM: a fixed heap with a large young generation, so its few collections are short
 # and rare and do not show up as latency of the application.
