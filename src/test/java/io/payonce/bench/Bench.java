@@ -401,7 +401,7 @@ public final class Bench {
             for (Result r : report.scenarios()) {
                 if (r.plotted() != null && r.plotted().getTotalCount() > 0) {
                     series.add(new LatencyPlot.Series(r.summary().getString("scenario").equals("wait")
-                            ? r.label() + ": waiter - earliest answer" : r.label(), r.plotted()));
+                            ? r.label() + " wake-up spread" : r.label(), r.plotted()));
                 }
             }
             return series;

@@ -413,8 +413,8 @@ final class Scenarios {
                             + " charge ended, i.e. they waited rather than found a stored answer"),
                     String.format(Locale.ROOT, "wake-up = waiter's answer minus the first's answer: %d of %d waiters"
                             + " were answered before the first copy (counted as 0; signed range %.2f to %.2f ms);"
-                            + " waiter minus the earliest answer of its round: p50 %.2f, p99 %.2f, max %.2f ms"
-                            + " (the plot's line); first copy's own latency p50 %.0f ms for a %d ms charge",
+                            + " wake-up spread (waiter minus the earliest answer of its round, the plot's line):"
+                            + " p50 %.2f, p99 %.2f, max %.2f ms; first copy's own latency p50 %.0f ms for a %d ms charge",
                             early, total, earliestSigned / 1000.0, latestSigned / 1000.0,
                             spread.getValueAtPercentile(50) / 1000.0, spread.getValueAtPercentile(99) / 1000.0,
                             spread.getMaxValue() / 1000.0, firsts.getValueAtPercentile(50) / 1000.0, chargeMs));
