@@ -112,7 +112,7 @@ public final class Bench {
             Instant began = Instant.now();
             Database db = new Database(vertx, setting("db.host", "127.0.0.1"), (int) number("db.port", 3306),
                     setting("db.name", "payonce_bench"), setting("db.user", "root"), setting("db.password", ""),
-                    Boolean.parseBoolean(setting("db.cache-prepared", "false")));
+                    Boolean.parseBoolean(setting("db.cache-prepared", "true")));
             String redisUrl = setting("redis", "redis://127.0.0.1:6379");
             Redis redisClient = Redis.createClient(vertx, redisUrl);
             RedisAPI redis = RedisAPI.api(redisClient);
@@ -264,7 +264,7 @@ public final class Bench {
                                     : ""));
                     report.limit(new Result("db BEGIN;INSERT;UPDATE;COMMIT, pool " + dbPool, Result.figures(
                             new JsonObject().put("scenario", "limit_db").put("c", c).put("pool", dbPool)
-                                    .put("cache_prepared_statements", Boolean.parseBoolean(setting("db.cache-prepared", "false"))),
+                                    .put("cache_prepared_statements", Boolean.parseBoolean(setting("db.cache-prepared", "true"))),
                             l.run())
                             .put("commits_per_tx", Result.round(l.commitsPerOp(), 3))
                             .put("foreign_rows_changed", l.foreignRowsChanged()), l.run().latency(),
