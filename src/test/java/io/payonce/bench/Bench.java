@@ -258,8 +258,12 @@ public final class Bench {
                     CpuMeter.Usage usage = cpu.since(start);
                     figures[slot] = l.run().perSecond();
                     List<String> checks = cpuBound(usage);
+                    int done = Math.max(1, l.run().completed());
                     checks.add(String.format(Locale.ROOT, "trx_rw_commits per transaction: %.3f (expected 1: the"
-                            + " counter check)%s", l.commitsPerOp(), l.foreignRowsChanged() > 0
+                            + " counter check); per transaction %.2f COM_STMT_EXECUTE, %.2f COM_STMT_PREPARE%s",
+                            l.commitsPerOp(), l.statements().getOrDefault("com_stmt_execute", 0L) / (double) done,
+                            l.statements().getOrDefault("com_stmt_prepare", 0L) / (double) done,
+                            l.foreignRowsChanged() > 0
                                     ? "; other clients changed " + l.foreignRowsChanged() + " rows meanwhile"
                                     : ""));
                     report.limit(new Result("db BEGIN;INSERT;UPDATE;COMMIT, pool " + dbPool, Result.figures(
