@@ -133,9 +133,11 @@ public final class Bench {
                         + " other clients changed %d rows in other schemas meanwhile", idle.rwCommits() / 3.0,
                         idle.foreignRowsChanged()));
 
-                Scenarios scenarios = new Scenarios(vertx, context, port, db, cpu, runId);
-                attempt("warm-up", () -> scenarios.warmUp(number("warmup.ms", 8000)));
                 Limits limits = only.contains("limits") ? measureLimits(db, redisUrl, cpu) : Limits.NONE;
+                Scenarios scenarios = new Scenarios(vertx, context, port, db, cpu, runId);
+                // right before the scenarios, so that the application's JIT has settled when they start
+                attempt("warm-up", () -> scenarios.warmUp(number("warmup.payments.ms", 15000),
+                        number("warmup.replays.ms", 5000)));
                 if (only.contains("unique")) {
                     unique(scenarios, limits, 0, 16, n(3000));
                     unique(scenarios, limits, 0, 256, n(3000));

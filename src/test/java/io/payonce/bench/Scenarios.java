@@ -53,21 +53,21 @@ final class Scenarios {
     }
 
     /**
-     * Not measured: payments and replays for about {@code millis} each, so that the application's and the
+     * Not measured: payments, then replays, for about the given times, so that the application's and the
      * driver's JIT compilers have done their main work before the first figure is taken.
      */
-    void warmUp(long millis) {
+    void warmUp(long paymentsMillis, long replaysMillis) {
         PayApi api = PayApi.connect(vertx, port, SETUP_CONCURRENCY, merchant("warmup"));
         try {
-            int orders = 3000;
+            int orders = 6000;
             createOrders(api, orders, SETUP_CONCURRENCY);
-            Bench.await(ClosedLoop.run(context, orders, SETUP_CONCURRENCY, millis,
+            Bench.await(ClosedLoop.run(context, orders, SETUP_CONCURRENCY, paymentsMillis,
                     i -> tokenThenPay(api, i, new TreeMap<>())));
             String token = Bench.await(api.issueToken());
             Buffer body = PayApi.payBody("replay", "replay");
             Bench.await(api.requireOrder("replay"));
             Bench.await(api.pay(token, body));
-            Bench.await(ClosedLoop.run(context, Integer.MAX_VALUE, SETUP_CONCURRENCY, millis,
+            Bench.await(ClosedLoop.run(context, Integer.MAX_VALUE, SETUP_CONCURRENCY, replaysMillis,
                     i -> api.pay(token, body).map(r -> r.statusCode() == 200)));
         } finally {
             api.close();
