@@ -112,7 +112,7 @@ public final class Bench {
             Instant began = Instant.now();
             Database db = new Database(vertx, setting("db.host", "127.0.0.1"), (int) number("db.port", 3306),
                     setting("db.name", "payonce_bench"), setting("db.user", "root"), setting("db.password", ""),
-                    Boolean.parseBoolean(setting("db.cache-prepared", "false")));
+                    Boolean.parseBoolean(setting("db.cache-prepared", "true")));
             String redisUrl = setting("redis", "redis://127.0.0.1:6379");
             Redis redisClient = Redis.createClient(vertx, redisUrl);
             RedisAPI redis = RedisAPI.api(redisClient);
@@ -126,13 +126,18 @@ public final class Bench {
                 Database.Counters idleBefore = await(db.counters());
                 Thread.sleep(3000);
                 Database.Delta idle = db.delta(idleBefore, await(db.counters()));
+                report.note(String.format(Locale.ROOT, "cpu%% columns: percent of one core over the measurement"
+                        + " (%d cores: %d = all busy); app(sys) = the application, of which in the kernel; other ="
+                        + " everything not listed, such as another build", Machine.cores(), 100 * Machine.cores()));
                 report.note(String.format(Locale.ROOT, "idle (3 s, application started, no load): %.1f rw commits/s;"
                         + " other clients changed %d rows in other schemas meanwhile", idle.rwCommits() / 3.0,
                         idle.foreignRowsChanged()));
 
-                Scenarios scenarios = new Scenarios(vertx, context, port, db, cpu, runId);
-                attempt("warm-up", () -> scenarios.warmUp(number("warmup.ms", 8000)));
                 Limits limits = only.contains("limits") ? measureLimits(db, redisUrl, cpu) : Limits.NONE;
+                Scenarios scenarios = new Scenarios(vertx, context, port, db, cpu, runId);
+                // right before the scenarios, so that the application's JIT has settled when they start
+                attempt("warm-up", () -> scenarios.warmUp(number("warmup.payments.ms", 15000),
+                        number("warmup.replays.ms", 5000)));
                 if (only.contains("unique")) {
                     unique(scenarios, limits, 0, 16, n(3000));
                     unique(scenarios, limits, 0, 256, n(3000));
@@ -239,11 +244,11 @@ public final class Bench {
             attempt("limit redis", () -> {
                 CpuMeter.Sample start = cpu.sample();
                 MachineLimits.Limit l = machine.redisRoundTrips(runId, 16, 2000, 5000);
+                CpuMeter.Usage usage = cpu.since(start);
                 figures[0] = l.run().perSecond();
                 report.limit(new Result("redis GET/SET round trips, pool " + redisPool, Result.figures(
                         new JsonObject().put("scenario", "limit_redis").put("c", 16).put("pool", redisPool), l.run()),
-                        l.run().latency(),
-                        List.of(), cpu.since(start)));
+                        l.run().latency(), cpuBound(usage), usage));
             });
             int[] levels = { 16, 256 };
             for (int i = 0; i < levels.length; i++) {
@@ -252,21 +257,38 @@ public final class Bench {
                 attempt("limit db C=" + c, () -> {
                     CpuMeter.Sample start = cpu.sample();
                     MachineLimits.Limit l = machine.databaseTransactions(c, 2000, 5000);
+                    CpuMeter.Usage usage = cpu.since(start);
                     figures[slot] = l.run().perSecond();
+                    List<String> checks = cpuBound(usage);
+                    int done = Math.max(1, l.run().completed());
+                    checks.add(String.format(Locale.ROOT, "trx_rw_commits per transaction: %.3f (expected 1: the"
+                            + " counter check); per transaction %.2f COM_STMT_EXECUTE, %.2f COM_STMT_PREPARE%s",
+                            l.commitsPerOp(), l.statements().getOrDefault("com_stmt_execute", 0L) / (double) done,
+                            l.statements().getOrDefault("com_stmt_prepare", 0L) / (double) done,
+                            l.foreignRowsChanged() > 0
+                                    ? "; other clients changed " + l.foreignRowsChanged() + " rows meanwhile"
+                                    : ""));
                     report.limit(new Result("db BEGIN;INSERT;UPDATE;COMMIT, pool " + dbPool, Result.figures(
                             new JsonObject().put("scenario", "limit_db").put("c", c).put("pool", dbPool)
-                                    .put("cache_prepared_statements", Boolean.parseBoolean(setting("db.cache-prepared", "false"))),
+                                    .put("cache_prepared_statements", Boolean.parseBoolean(setting("db.cache-prepared", "true"))),
                             l.run())
                             .put("commits_per_tx", Result.round(l.commitsPerOp(), 3))
                             .put("foreign_rows_changed", l.foreignRowsChanged()), l.run().latency(),
-                            List.of(String.format(Locale.ROOT, "trx_rw_commits per transaction: %.3f (expected 1: the"
-                                    + " counter check)%s", l.commitsPerOp(), l.foreignRowsChanged() > 0
-                                            ? "; other clients changed " + l.foreignRowsChanged() + " rows meanwhile"
-                                            : "")),
-                            cpu.since(start)));
+                            checks, usage));
                 });
             }
             return new Limits(figures[0], figures[1], figures[2]);
+        }
+
+        /** Says when a limit is the CPU's: on two cores the client and the server share it. */
+        private static List<String> cpuBound(CpuMeter.Usage usage) {
+            double all = 100.0 * Machine.cores();
+            if (usage.total() < 0.85 * all) {
+                return new ArrayList<>();
+            }
+            return new ArrayList<>(List.of(String.format(Locale.ROOT, "the machine was %.0f%% busy of %.0f%%: this"
+                    + " limit is the CPU's, the client (the driver: %.0f%%) and the server sharing the cores",
+                    usage.total(), all, usage.driver())));
         }
 
         private void unique(Scenarios scenarios, Limits limits, long sandboxMs, int c, int n) {
@@ -385,7 +407,7 @@ public final class Bench {
             for (Result r : report.scenarios()) {
                 if (r.plotted() != null && r.plotted().getTotalCount() > 0) {
                     series.add(new LatencyPlot.Series(r.summary().getString("scenario").equals("wait")
-                            ? r.label() + ": waiter - earliest answer" : r.label(), r.plotted()));
+                            ? r.label() + " wake-up spread" : r.label(), r.plotted()));
                 }
             }
             return series;

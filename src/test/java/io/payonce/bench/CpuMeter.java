@@ -28,10 +28,15 @@ final class CpuMeter {
     /** Percent of one core over an interval (200 = both cores of this machine busy throughout). */
     record Usage(double app, double appSystem, double db, double redis, double driver, double other) {
 
-        /** The report's columns: app (of which in the kernel), db, redis, driver, other. */
+        /** The report's columns: app (of which in the kernel), db, redis, driver, other, and their sum. */
         String describe() {
-            return String.format(Locale.ROOT, "%3.0f(%2.0f) %3.0f %3.0f %3.0f %3.0f", app, appSystem, db, redis, driver,
-                    other);
+            return String.format(Locale.ROOT, "%3.0f(%2.0f) %3.0f %3.0f %3.0f %3.0f %4.0f", app, appSystem, db, redis,
+                    driver, other, total());
+        }
+
+        /** Busy time of the whole machine; near 100 per core means the figure is bounded by CPU. */
+        double total() {
+            return app + db + redis + driver + other;
         }
     }
 

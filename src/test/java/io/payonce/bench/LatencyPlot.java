@@ -18,10 +18,10 @@ final class LatencyPlot {
 
     private static final String[] COLORS = { "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
             "#e377c2", "#7f7f7f", "#bcbd22", "#17becf" };
-    private static final int WIDTH = 1000;
+    private static final int WIDTH = 1040;
     private static final int HEIGHT = 560;
     private static final int LEFT = 70;
-    private static final int RIGHT = 260;
+    private static final int RIGHT = 300;
     private static final int TOP = 40;
     private static final int BOTTOM = 60;
     /** 99.99 %: beyond it the x axis would only show single samples. */

@@ -2,6 +2,7 @@ package io.payonce.bench;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -39,7 +40,7 @@ final class MachineLimits {
     private final int redisPoolSize;
 
     /** A limit: the loop that measured it and the server's commits per operation meanwhile. */
-    record Limit(ClosedLoop.Run run, double commitsPerOp, long foreignRowsChanged) {
+    record Limit(ClosedLoop.Run run, double commitsPerOp, long foreignRowsChanged, Map<String, Long> statements) {
     }
 
     MachineLimits(Vertx vertx, Context context, Database db, String redisUrl, int dbPoolSize, int redisPoolSize) {
@@ -71,7 +72,7 @@ final class MachineLimits {
             Database.Delta delta = db.delta(before, Bench.await(db.counters()));
             Bench.await(db.execute("TRUNCATE TABLE bench_limit"));
             return new Limit(run, run.completed() == 0 ? 0 : (double) delta.rwCommits() / run.completed(),
-                    delta.foreignRowsChanged());
+                    delta.foreignRowsChanged(), delta.statements());
         } finally {
             pool.close();
         }
@@ -101,7 +102,7 @@ final class MachineLimits {
                 names.add(prefix + i);
             }
             Bench.await(redis.del(names));
-            return new Limit(run, 0, 0);
+            return new Limit(run, 0, 0, Map.of());
         } finally {
             client.close();
         }

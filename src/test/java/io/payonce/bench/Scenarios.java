@@ -53,21 +53,21 @@ final class Scenarios {
     }
 
     /**
-     * Not measured: payments and replays for about {@code millis} each, so that the application's and the
+     * Not measured: payments, then replays, for about the given times, so that the application's and the
      * driver's JIT compilers have done their main work before the first figure is taken.
      */
-    void warmUp(long millis) {
+    void warmUp(long paymentsMillis, long replaysMillis) {
         PayApi api = PayApi.connect(vertx, port, SETUP_CONCURRENCY, merchant("warmup"));
         try {
-            int orders = 3000;
+            int orders = 6000;
             createOrders(api, orders, SETUP_CONCURRENCY);
-            Bench.await(ClosedLoop.run(context, orders, SETUP_CONCURRENCY, millis,
+            Bench.await(ClosedLoop.run(context, orders, SETUP_CONCURRENCY, paymentsMillis,
                     i -> tokenThenPay(api, i, new TreeMap<>())));
             String token = Bench.await(api.issueToken());
             Buffer body = PayApi.payBody("replay", "replay");
             Bench.await(api.requireOrder("replay"));
             Bench.await(api.pay(token, body));
-            Bench.await(ClosedLoop.run(context, Integer.MAX_VALUE, SETUP_CONCURRENCY, millis,
+            Bench.await(ClosedLoop.run(context, Integer.MAX_VALUE, SETUP_CONCURRENCY, replaysMillis,
                     i -> api.pay(token, body).map(r -> r.statusCode() == 200)));
         } finally {
             api.close();
@@ -413,8 +413,8 @@ final class Scenarios {
                             + " charge ended, i.e. they waited rather than found a stored answer"),
                     String.format(Locale.ROOT, "wake-up = waiter's answer minus the first's answer: %d of %d waiters"
                             + " were answered before the first copy (counted as 0; signed range %.2f to %.2f ms);"
-                            + " waiter minus the earliest answer of its round: p50 %.2f, p99 %.2f, max %.2f ms"
-                            + " (the plot's line); first copy's own latency p50 %.0f ms for a %d ms charge",
+                            + " wake-up spread (waiter minus the earliest answer of its round, the plot's line):"
+                            + " p50 %.2f, p99 %.2f, max %.2f ms; first copy's own latency p50 %.0f ms for a %d ms charge",
                             early, total, earliestSigned / 1000.0, latestSigned / 1000.0,
                             spread.getValueAtPercentile(50) / 1000.0, spread.getValueAtPercentile(99) / 1000.0,
                             spread.getMaxValue() / 1000.0, firsts.getValueAtPercentile(50) / 1000.0, chargeMs));
