@@ -88,7 +88,7 @@ started_ns=$(date +%s%N)
 QUARKUS_HTTP_PORT=$PORT \
 QUARKUS_DATASOURCE_REACTIVE_URL=mysql://127.0.0.1:3306/$DB \
 QUARKUS_DATASOURCE_JDBC_URL=jdbc:mariadb://127.0.0.1:3306/$DB \
-  java $JAVA_OPTS "${jfr_opts[@]}" -jar target/quarkus-app/quarkus-run.jar >"$APP_LOG" 2>&1 &
+  app_exec "${jfr_opts[@]}" >"$APP_LOG" 2>&1 &
 app_pid=$!
 
 ready=no

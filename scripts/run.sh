@@ -6,5 +6,4 @@ cd "$(dirname "$0")/.."
 scripts/services.sh
 source scripts/java17.sh
 ./mvnw -B -q package -DskipTests
-# shellcheck disable=SC2086  # JAVA_OPTS is a list of options, split on purpose
-exec java $JAVA_OPTS -jar target/quarkus-app/quarkus-run.jar "$@"
+app_exec -- "$@"
