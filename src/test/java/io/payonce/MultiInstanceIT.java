@@ -1,6 +1,7 @@
 package io.payonce;
 
 import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.time.Duration;
@@ -79,6 +80,21 @@ class MultiInstanceIT {
                 .then().extract().path("charges"));
         assertEquals(copies - 1, replays(portA) + replays(portB) - replaysBefore, 0.001,
                 "all but the owner's copy were replays");
+    }
+
+    @Test
+    void tokenSignedByOneInstance_paysOnTheOther_andIsRefusedForAnotherMerchant() {
+        String orderNo = "ord_" + UUID.randomUUID().toString().substring(0, 12);
+        on(portB).body(Map.of("order_no", orderNo, "amount", 100, "currency", "USD")).post("/orders")
+                .then().statusCode(201);
+        String token = on(portA).post("/tokens").then().statusCode(201).extract().path("token");
+        Map<String, Object> body = Map.of("order_no", orderNo, "request_no", "r_" + orderNo, "amount", 100);
+
+        given().baseUri("http://127.0.0.1").port(portB).header("X-Merchant-Id", "other_merchant")
+                .contentType(ContentType.JSON).header("Idempotency-Key", token).body(body).post("/pay")
+                .then().statusCode(400).body("code", equalTo("invalid_idempotency_token"));
+        on(portB).header("Idempotency-Key", token).body(body).post("/pay")
+                .then().statusCode(200).body("status", equalTo("PAID"));
     }
 
     @Test

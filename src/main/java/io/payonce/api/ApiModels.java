@@ -12,6 +12,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 
 import io.payonce.order.Order;
 import io.payonce.payment.Payment;
+import io.quarkus.runtime.annotations.RegisterForReflection;
 
 /** The request and response bodies of the API. */
 public final class ApiModels {
@@ -22,12 +23,14 @@ public final class ApiModels {
     private ApiModels() {
     }
 
+    @RegisterForReflection
     public record CreateOrderRequest(
             @NotNull @Pattern(regexp = ID) String orderNo,
             @NotNull @Positive Long amount,
             @NotNull @Pattern(regexp = ISO_4217) String currency) {
     }
 
+    @RegisterForReflection
     public record PayRequest(
             @NotNull @Pattern(regexp = ID) String orderNo,
             @NotNull @Pattern(regexp = ID) String requestNo,

@@ -9,6 +9,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import io.payonce.idempotency.StoredResponse;
 import io.payonce.payment.OutcomeRenderer;
 import io.payonce.payment.PayOutcome;
+import io.quarkus.runtime.annotations.RegisterForReflection;
 
 /** The HTTP answer to each pay outcome: what is stored with the token and replayed byte for byte. */
 @ApplicationScoped
@@ -21,11 +22,13 @@ public class PayResponses implements OutcomeRenderer {
     }
 
     /** The body of a paid request. */
+    @RegisterForReflection
     record PaidBody(String orderNo, String requestNo, long amount, String currency, String status,
             String channelTxnId, Instant paidAt) {
     }
 
     /** The body of a request whose outcome the channel has not told yet. */
+    @RegisterForReflection
     record ProcessingBody(String orderNo, String requestNo, String status) {
     }
 

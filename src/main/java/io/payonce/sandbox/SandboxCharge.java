@@ -1,8 +1,10 @@
 package io.payonce.sandbox;
 
+import io.quarkus.runtime.annotations.RegisterForReflection;
 import io.vertx.mutiny.sqlclient.Row;
 
 /** A charge in the sandbox's ledger; {@code status} is SUCCEEDED or DECLINED. */
+@RegisterForReflection
 public record SandboxCharge(String txnId, String requestNo, String orderNo, long amount, String currency,
         String status) {
 

@@ -26,6 +26,7 @@ import io.payonce.api.InvalidRequestException;
 import io.payonce.api.JsonBodies;
 import io.payonce.api.Merchants;
 import io.payonce.api.Problems;
+import io.quarkus.runtime.annotations.RegisterForReflection;
 import io.smallrye.mutiny.Uni;
 
 /**
@@ -56,6 +57,7 @@ public class SandboxResource {
         this.config = config;
     }
 
+    @RegisterForReflection
     public record ChargeRequest(
             @NotNull @Pattern(regexp = Identifiers.REGEX) String merchantId,
             @NotNull @Pattern(regexp = Identifiers.REGEX) String orderNo,
@@ -65,6 +67,7 @@ public class SandboxResource {
     }
 
     /** {@code latency_ms} defaults to 0 and {@code count} to 1 when left out. */
+    @RegisterForReflection
     public record BehaviorRequest(@NotNull SandboxMode mode, @Min(0) Long latencyMs, @Min(0) Integer count) {
         SandboxBehavior.Setting setting() {
             return new SandboxBehavior.Setting(mode, latencyMs == null ? 0 : latencyMs, count == null ? 1 : count);
