@@ -2,6 +2,7 @@ package io.payonce.payment;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -34,17 +35,24 @@ public class PaymentRepository {
     private static final String DELETE_UNACCEPTED = """
             DELETE FROM payments WHERE id = ? AND status = 'PROCESSING'""";
 
-    /**
-     * Claims up to a batch of PROCESSING payments old enough to reconcile for one reconciler run; the
-     * claim is a lease, so reconcilers on several instances never work on one payment at once.
-     */
-    private static final String CLAIM_FOR_RECONCILE = """
-            UPDATE payments SET reconcile_after = ?, reconcile_claim = ?
+    /** PROCESSING payments old enough to reconcile and not leased: read without a lock, then claimed. */
+    private static final String RECONCILABLE = """
+            SELECT id FROM payments
             WHERE status = 'PROCESSING' AND created_at < ? AND (reconcile_after IS NULL OR reconcile_after <= ?)
             ORDER BY id LIMIT ?""";
 
+    /**
+     * Claims the payments named by primary key for one reconciler run, as a lease, so reconcilers on
+     * several instances never work on one payment at once. Locking by primary key only, in key order,
+     * a claim takes its locks in the order a settlement does (payment row first), so the two cannot
+     * deadlock; a payment another reconciler leased meanwhile no longer matches.
+     */
+    private static final String CLAIM_FOR_RECONCILE = """
+            UPDATE payments SET reconcile_after = ?, reconcile_claim = ?
+            WHERE id IN (%s) AND status = 'PROCESSING' AND (reconcile_after IS NULL OR reconcile_after <= ?)""";
+
     private static final String CLAIMED = "SELECT " + Payment.COLUMNS
-            + " FROM payments WHERE reconcile_claim = ? AND status = 'PROCESSING'";
+            + " FROM payments WHERE id IN (%s) AND reconcile_claim = ? AND status = 'PROCESSING'";
 
     /** The channel still cannot tell: try again after the backoff. */
     private static final String POSTPONE = """
@@ -97,16 +105,29 @@ public class PaymentRepository {
     /** Claims a batch for reconciliation and returns it. */
     public Uni<List<Payment>> claimForReconcile(String claim, Instant olderThan, Instant leaseUntil, Instant now,
             int batch) {
-        return pool.preparedQuery(CLAIM_FOR_RECONCILE)
-                .execute(Tuple.of(UtcTime.toColumn(leaseUntil), claim, UtcTime.toColumn(olderThan),
-                        UtcTime.toColumn(now), batch))
-                .flatMap(updated -> pool.preparedQuery(CLAIMED).execute(Tuple.of(claim)))
-                .map(rows -> {
-                    List<Payment> payments = new ArrayList<>();
-                    for (Row row : rows) {
-                        payments.add(Payment.from(row));
+        return pool.preparedQuery(RECONCILABLE)
+                .execute(Tuple.of(UtcTime.toColumn(olderThan), UtcTime.toColumn(now), batch))
+                .flatMap(found -> {
+                    List<Object> ids = new ArrayList<>();
+                    found.forEach(row -> ids.add(row.getLong("id")));
+                    if (ids.isEmpty()) {
+                        return Uni.createFrom().item(List.<Payment>of());
                     }
-                    return payments;
+                    String marks = String.join(", ", Collections.nCopies(ids.size(), "?"));
+                    List<Object> claimArgs = new ArrayList<>(List.of(UtcTime.toColumn(leaseUntil), claim));
+                    claimArgs.addAll(ids);
+                    claimArgs.add(UtcTime.toColumn(now));
+                    List<Object> claimedArgs = new ArrayList<>(ids);
+                    claimedArgs.add(claim);
+                    return pool.preparedQuery(CLAIM_FOR_RECONCILE.formatted(marks)).execute(Tuple.from(claimArgs))
+                            .flatMap(updated -> pool.preparedQuery(CLAIMED.formatted(marks)).execute(Tuple.from(claimedArgs)))
+                            .map(rows -> {
+                                List<Payment> payments = new ArrayList<>();
+                                for (Row row : rows) {
+                                    payments.add(Payment.from(row));
+                                }
+                                return payments;
+                            });
                 });
     }
 
