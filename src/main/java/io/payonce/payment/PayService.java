@@ -150,8 +150,10 @@ public class PayService {
                         return replay(finished.response(), finished.source());
                     }
                     if (waited instanceof Waited.Released) {
-                        // the owner gave up before anything irreversible: this copy may execute it
-                        return attempt(cmd, use, deadline, triesLeft);
+                        // the owner gave up before anything irreversible: this copy may execute it, a few
+                        // times at most, so that copies losing every race to a release cannot go round for ever
+                        return triesLeft > 0 ? attempt(cmd, use, deadline, triesLeft - 1)
+                                : Uni.createFrom().failure(new RequestInProgressException());
                     }
                     StoredResponse interim = ((Waited.StillRunning) waited).interim();
                     if (interim != null) {
