@@ -29,6 +29,11 @@ public class SandboxBehavior {
         return current.get();
     }
 
+    /** True while no behaviour is set: every charge is {@code ok} at once. */
+    public boolean isNormal() {
+        return current.get().count() <= 0;
+    }
+
     /** Takes the step for one charge, counting it down. */
     public Setting next() {
         while (true) {

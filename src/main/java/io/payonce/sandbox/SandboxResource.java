@@ -83,11 +83,15 @@ public class SandboxResource {
         if (!merchantId.equals(request.merchantId())) {
             throw new InvalidRequestException("merchant_mismatch", "merchant_id differs from the merchant header");
         }
-        // every call is counted: by its charge when it records one, on its own otherwise
-        Uni<Response> work = ledger.find(merchantId, request.requestNo())
-                .flatMap(existing -> existing != null
-                        ? ledger.countAttempt(merchantId, request.orderNo()).replaceWith(Response.ok(existing).build())
-                        : fresh(merchantId, request, behavior.next()));
+        // every call is counted: by its charge when it records one, on its own otherwise. With no behaviour
+        // set, a charge is recorded at once, so the insert alone tells a fresh number from a repeat (which
+        // record() counts and answers with the first charge); a set behaviour is taken by fresh numbers only.
+        Uni<Response> work = behavior.isNormal()
+                ? record(merchantId, request, "SUCCEEDED")
+                : ledger.find(merchantId, request.requestNo())
+                        .flatMap(existing -> existing != null
+                                ? ledger.countAttempt(merchantId, request.orderNo()).replaceWith(Response.ok(existing).build())
+                                : fresh(merchantId, request, behavior.next()));
         // like a real provider, a charge under way completes even when the caller hangs up (cancelling
         // the dependent stage leaves this one running)
         return Uni.createFrom().completionStage(work.subscribeAsCompletionStage().thenApply(answer -> answer));
