@@ -15,6 +15,7 @@ import io.quarkus.redis.datasource.value.ReactiveValueCommands;
 import io.quarkus.redis.datasource.value.SetArgs;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.redis.client.Command;
 
 /**
  * The Redis fast path: cached final answers, a short ownership key per token, and wake-ups for
@@ -75,6 +76,17 @@ public class RedisFastPath {
     }
 
     /**
+     * The owner's hand-over as one script, so one round trip: caches the answer (unless ARGV[2] is 0),
+     * publishes it to the waiters, gives up ownership. In this order, atomically: a copy that takes the
+     * freed ownership key finds the answer cached already.
+     */
+    private static final String FINISH = """
+            if ARGV[2] ~= '0' then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
+            redis.call('PUBLISH', ARGV[3], ARGV[1])
+            redis.call('DEL', KEYS[2])
+            return 1""";
+
+    /**
      * After MySQL stored the final answer: caches it (no longer than the token lives), wakes the waiters
      * of every instance with it, and gives up ownership.
      */
@@ -83,14 +95,9 @@ public class RedisFastPath {
         RedisKeys keys = RedisKeys.of(merchantId, token);
         Duration ttl = Duration.between(Instant.now(), tokenExpiresAt);
         String payload = new CachedResult(fingerprint, response.status(), response.body()).encode();
-        Uni<Void> cache = ttl.isNegative() || ttl.isZero() || ttl.compareTo(tokenTtl) > 0
-                ? Uni.createFrom().voidItem()
-                : values.set(keys.result(), payload, new SetArgs().px(ttl));
-        // three independent round trips, sent together: a waiter answers from the message itself, and a
-        // copy that takes the freed ownership key before the cache is written finds the answer in MySQL
-        return guarded("finish", () -> Uni.combine().all()
-                .unis(cache, redis.pubsub(String.class).publish(keys.channel(), payload), redis.key().del(keys.ownership()))
-                .discardItems(), null);
+        long cacheMs = ttl.isNegative() || ttl.isZero() || ttl.compareTo(tokenTtl) > 0 ? 0 : Math.max(1, ttl.toMillis());
+        return guarded("finish", () -> redis.execute(Command.EVAL, FINISH, "2", keys.result(), keys.ownership(),
+                payload, Long.toString(cacheMs), keys.channel()).replaceWithVoid(), null);
     }
 
     /** Gives up ownership without an answer and tells waiters to look again (the token was released). */
