@@ -17,7 +17,14 @@ public record CachedResult(String fingerprint, Integer status, String body) {
         return status != null;
     }
 
-    public StoredResponse response() {
+    /**
+     * The answer to replay to a copy with this fingerprint; a copy whose request differs from the one
+     * the token is bound to is refused ({@link IdempotencyKeyReusedException}).
+     */
+    public StoredResponse responseFor(String requestFingerprint) {
+        if (!requestFingerprint.equals(fingerprint)) {
+            throw new IdempotencyKeyReusedException();
+        }
         return new StoredResponse(status, body);
     }
 

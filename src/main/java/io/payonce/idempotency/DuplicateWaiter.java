@@ -121,9 +121,6 @@ public class DuplicateWaiter {
     }
 
     private static Waited answer(CachedResult result, String fingerprint, String source) {
-        if (!fingerprint.equals(result.fingerprint())) {
-            throw new IdempotencyKeyReusedException();
-        }
-        return new Waited.Finished(result.response(), source);
+        return new Waited.Finished(result.responseFor(fingerprint), source);
     }
 }

@@ -107,12 +107,11 @@ public class PayService {
         return redis.finished(cmd.merchantId(), cmd.token(), use.fingerprint(), reply.response(), use.expiresAt());
     }
 
+    /** Called inside a stage: a fingerprint mismatch thrown here fails the stage. */
     private Uni<PayReply> fromCache(CachedResult cached, String fingerprint) {
-        if (!fingerprint.equals(cached.fingerprint())) {
-            return Uni.createFrom().failure(new IdempotencyKeyReusedException());
-        }
+        StoredResponse response = cached.responseFor(fingerprint);
         metrics.stopped(Layer.REDIS);
-        return replay(cached.response(), "redis");
+        return replay(response, "redis");
     }
 
     /**
