@@ -45,11 +45,7 @@ class MultiInstanceIT {
 
     @AfterAll
     static void stopInstances() throws InterruptedException {
-        for (AppProcess app : new AppProcess[] { instanceA, instanceB }) {
-            if (app != null) {
-                app.close();
-            }
-        }
+        AppProcess.closeAll(instanceA, instanceB);
     }
 
     @Test
