@@ -113,6 +113,15 @@ public final class AppProcess implements AutoCloseable {
         }
     }
 
+    /** {@link #close()}s each instance in turn, skipping those a failed set-up never created. */
+    public static void closeAll(AppProcess... apps) throws InterruptedException {
+        for (AppProcess app : apps) {
+            if (app != null) {
+                app.close();
+            }
+        }
+    }
+
     /** SIGKILL, as {@code kill -9}: the process gets no chance to finish or clean anything up. */
     public void kill() throws InterruptedException {
         process.destroyForcibly();

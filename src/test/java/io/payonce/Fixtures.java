@@ -51,6 +51,22 @@ public final class Fixtures {
         return token(MERCHANT);
     }
 
+    /** A pay request ready to be sent by {@link #MERCHANT}: its PENDING order, its token and its request number. */
+    public record PayRequest(String orderNo, String token, String requestNo) {
+
+        /** Its body for {@link #AMOUNT}, without a token; a new map each time, for a test to add to. */
+        public Map<String, Object> body() {
+            return payBody(orderNo, requestNo, AMOUNT);
+        }
+    }
+
+    /** A fresh {@link #pendingOrder()}, a fresh {@link #token()} and a fresh request number. */
+    public static PayRequest payRequest() {
+        String orderNo = pendingOrder();
+        String token = token();
+        return new PayRequest(orderNo, token, id("req"));
+    }
+
     public static Map<String, Object> payBody(String orderNo, String requestNo, long amount) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("order_no", orderNo);
@@ -81,6 +97,10 @@ public final class Fixtures {
         return Answer.of(pay(token, orderNo, requestNo), started);
     }
 
+    public static Answer payAnswer(PayRequest request) {
+        return payAnswer(request.token(), request.orderNo(), request.requestNo());
+    }
+
     /** POST /pay with the token in the Idempotency-Key header as a structured-field string. */
     public static Response pay(String merchantId, String token, Map<String, Object> body) {
         return as(merchantId).header("Idempotency-Key", "\"" + token + "\"").body(body).post("/pay");
@@ -88,6 +108,10 @@ public final class Fixtures {
 
     public static Response pay(String token, String orderNo, String requestNo) {
         return pay(MERCHANT, token, payBody(orderNo, requestNo, AMOUNT));
+    }
+
+    public static Response pay(PayRequest request) {
+        return pay(MERCHANT, request.token(), request.body());
     }
 
     /** The next {@code count} sandbox charges take {@code mode} after {@code latencyMs}. */

@@ -45,11 +45,7 @@ class MultiInstanceIT {
 
     @AfterAll
     static void stopInstances() throws InterruptedException {
-        for (AppProcess app : new AppProcess[] { instanceA, instanceB }) {
-            if (app != null) {
-                app.close();
-            }
-        }
+        AppProcess.closeAll(instanceA, instanceB);
     }
 
     @Test
@@ -120,13 +116,6 @@ class MultiInstanceIT {
 
     /** All replays the instance served, whatever their source. */
     private static double replays(int port) {
-        String metrics = given().baseUri("http://127.0.0.1").port(port).get("/q/metrics").asString();
-        double sum = 0;
-        for (String line : metrics.split("\n")) {
-            if (line.startsWith("payonce_replays_total{")) {
-                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-            }
-        }
-        return sum;
+        return Operations.metricSum(port, "payonce_replays_total");
     }
 }

@@ -6,6 +6,7 @@ import java.time.Duration;
 
 import io.restassured.path.json.JsonPath;
 import io.restassured.response.Response;
+import io.restassured.specification.RequestSpecification;
 
 /** What an operator sees: counters from /q/metrics and the Redis fast path's readiness. */
 public final class Operations {
@@ -28,7 +29,7 @@ public final class Operations {
      */
     public static double metric(String series) {
         double sum = 0;
-        for (String line : metrics().split("\n")) {
+        for (String line : metrics(given()).split("\n")) {
             if (line.startsWith(series + " ")) {
                 sum += Double.parseDouble(line.substring(series.length() + 1).trim());
             }
@@ -38,13 +39,12 @@ public final class Operations {
 
     /** The sum of every series of a counter, whatever its labels, e.g. all {@code op}s of the fallbacks. */
     public static double metricSum(String name) {
-        double sum = 0;
-        for (String line : metrics().split("\n")) {
-            if (line.startsWith(name + "{") || line.startsWith(name + " ")) {
-                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1).trim());
-            }
-        }
-        return sum;
+        return metricSum(given(), name);
+    }
+
+    /** {@link #metricSum(String)} of the instance on {@code port} of 127.0.0.1, such as an IT's {@link AppProcess}. */
+    public static double metricSum(int port, String name) {
+        return metricSum(on(port), name);
     }
 
     public static double replays(String source) {
@@ -90,7 +90,22 @@ public final class Operations {
                 + wakeUps) + " within " + bound + "; last: " + last);
     }
 
-    private static String metrics() {
-        return given().get("/q/metrics").then().statusCode(200).extract().asString();
+    private static double metricSum(RequestSpecification instance, String name) {
+        double sum = 0;
+        for (String line : metrics(instance).split("\n")) {
+            if (line.startsWith(name + "{") || line.startsWith(name + " ")) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1).trim());
+            }
+        }
+        return sum;
+    }
+
+    /** An instance started by an IT listens on 127.0.0.1 only; "localhost" may resolve to ::1. */
+    private static RequestSpecification on(int port) {
+        return given().baseUri("http://127.0.0.1").port(port);
+    }
+
+    private static String metrics(RequestSpecification instance) {
+        return instance.get("/q/metrics").then().statusCode(200).extract().asString();
     }
 }

@@ -7,6 +7,7 @@ import static io.payonce.Fixtures.as;
 import static io.payonce.Fixtures.id;
 import static io.payonce.Fixtures.pay;
 import static io.payonce.Fixtures.payBody;
+import static io.payonce.Fixtures.payRequest;
 import static io.payonce.Fixtures.pendingOrder;
 import static io.payonce.Fixtures.token;
 import static org.hamcrest.Matchers.equalTo;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.payonce.Fixtures;
+import io.payonce.Fixtures.PayRequest;
 import io.payonce.TestDatabase;
 import io.payonce.idempotency.TokenService;
 import io.quarkus.test.junit.QuarkusTest;
@@ -79,31 +81,27 @@ class PayContractTest {
 
     @Test
     void duplicateAfterFinish_replaysStoredAnswerByteForByte() {
-        String orderNo = pendingOrder();
-        String token = token();
-        String requestNo = id("req");
-        Response first = pay(token, orderNo, requestNo);
+        PayRequest request = payRequest();
+        Response first = pay(request);
 
-        Response again = pay(token, orderNo, requestNo);
+        Response again = pay(request);
 
         assertEquals(200, again.statusCode());
         assertEquals(first.asString(), again.asString());
         assertEquals("true", again.header("Idempotent-Replayed"));
-        assertEquals(1, db.payments(MERCHANT, orderNo));
-        assertEquals(1, Fixtures.ledgerAttempts(MERCHANT, orderNo), "nothing executed again");
+        assertEquals(1, db.payments(MERCHANT, request.orderNo()));
+        assertEquals(1, Fixtures.ledgerAttempts(MERCHANT, request.orderNo()), "nothing executed again");
     }
 
     @Test
     void tokenInBareHeaderOrBody_isTheSameToken() {
-        String orderNo = pendingOrder();
-        String token = token();
-        String requestNo = id("req");
-        String first = pay(token, orderNo, requestNo).then().statusCode(200).extract().asString();
+        PayRequest request = payRequest();
+        String first = pay(request).then().statusCode(200).extract().asString();
 
-        String bare = as(MERCHANT).header("Idempotency-Key", token).body(payBody(orderNo, requestNo, AMOUNT))
+        String bare = as(MERCHANT).header("Idempotency-Key", request.token()).body(request.body())
                 .post("/pay").then().statusCode(200).header("Idempotent-Replayed", "true").extract().asString();
-        Map<String, Object> withToken = payBody(orderNo, requestNo, AMOUNT);
-        withToken.put("token", token);
+        Map<String, Object> withToken = request.body();
+        withToken.put("token", request.token());
         String inBody = as(MERCHANT).body(withToken).post("/pay")
                 .then().statusCode(200).header("Idempotent-Replayed", "true").extract().asString();
 
@@ -222,56 +220,50 @@ class PayContractTest {
 
     @Test
     void channelDeclines_returns402_paymentFailed_orderPayableAgain() {
-        String orderNo = pendingOrder();
-        String token = token();
-        String requestNo = id("req");
+        PayRequest request = payRequest();
         Fixtures.sandbox("decline", 0, 1);
 
-        Response first = pay(token, orderNo, requestNo);
+        Response first = pay(request);
         first.then().statusCode(402).body("code", equalTo("payment_declined"));
 
-        assertEquals(first.asString(), pay(token, orderNo, requestNo).asString());
-        as(MERCHANT).get("/payments/" + requestNo).then().body("status", equalTo("FAILED"));
-        assertEquals("PENDING", Fixtures.orderStatus(MERCHANT, orderNo));
-        pay(token(), orderNo, id("req")).then().statusCode(200).body("status", equalTo("PAID"));
-        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, orderNo));
+        assertEquals(first.asString(), pay(request).asString());
+        as(MERCHANT).get("/payments/" + request.requestNo()).then().body("status", equalTo("FAILED"));
+        assertEquals("PENDING", Fixtures.orderStatus(MERCHANT, request.orderNo()));
+        pay(token(), request.orderNo(), id("req")).then().statusCode(200).body("status", equalTo("PAID"));
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, request.orderNo()));
     }
 
     @Test
     void channelOutcomeUnknown_returns202Processing_tokenStaysInProgress() {
-        String orderNo = pendingOrder();
-        String token = token();
-        String requestNo = id("req");
+        PayRequest request = payRequest();
         Fixtures.sandbox("timeout_after_accept", 0, 1);
 
-        pay(token, orderNo, requestNo)
+        pay(request)
                 .then().statusCode(202)
-                .body("order_no", equalTo(orderNo))
-                .body("request_no", equalTo(requestNo))
+                .body("order_no", equalTo(request.orderNo()))
+                .body("request_no", equalTo(request.requestNo()))
                 .body("status", equalTo("PROCESSING"));
 
-        assertEquals("IN_PROGRESS", db.tokenState(MERCHANT, token));
-        as(MERCHANT).get("/payments/" + requestNo).then().body("status", equalTo("PROCESSING"));
-        assertEquals("PAYING", Fixtures.orderStatus(MERCHANT, orderNo));
+        assertEquals("IN_PROGRESS", db.tokenState(MERCHANT, request.token()));
+        as(MERCHANT).get("/payments/" + request.requestNo()).then().body("status", equalTo("PROCESSING"));
+        assertEquals("PAYING", Fixtures.orderStatus(MERCHANT, request.orderNo()));
     }
 
     @Test
     void channelRefusesBeforeAccepting_returns503_tokenReleasedForRetry() {
-        String orderNo = pendingOrder();
-        String token = token();
-        String requestNo = id("req");
+        PayRequest request = payRequest();
         Fixtures.sandbox("fail_before_accept", 0, 1);
 
-        pay(token, orderNo, requestNo)
+        pay(request)
                 .then().statusCode(503)
                 .header("Retry-After", notNullValue())
                 .body("code", equalTo("temporarily_unavailable"));
 
-        assertEquals("AVAILABLE", db.tokenState(MERCHANT, token));
-        assertEquals(0, db.payments(MERCHANT, orderNo));
-        assertEquals("PENDING", Fixtures.orderStatus(MERCHANT, orderNo));
-        pay(token, orderNo, requestNo).then().statusCode(200).header("Idempotent-Replayed", nullValue());
-        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, orderNo));
+        assertEquals("AVAILABLE", db.tokenState(MERCHANT, request.token()));
+        assertEquals(0, db.payments(MERCHANT, request.orderNo()));
+        assertEquals("PENDING", Fixtures.orderStatus(MERCHANT, request.orderNo()));
+        pay(request).then().statusCode(200).header("Idempotent-Replayed", nullValue());
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, request.orderNo()));
     }
 
     @Test
@@ -286,21 +278,20 @@ class PayContractTest {
 
     @Test
     void differentFingerprint_returns422KeyReused_revealsNothing() {
-        String orderNo = pendingOrder();
-        String token = token();
-        String requestNo = id("req");
-        String first = pay(token, orderNo, requestNo).then().statusCode(200).extract().asString();
-        String txnId = Fixtures.as(MERCHANT).get("/payments/" + requestNo).then().extract().path("channel_txn_id");
+        PayRequest request = payRequest();
+        String first = pay(request).then().statusCode(200).extract().asString();
+        String txnId = Fixtures.as(MERCHANT).get("/payments/" + request.requestNo())
+                .then().extract().path("channel_txn_id");
 
-        String reused = pay(MERCHANT, token, payBody(orderNo, id("req"), AMOUNT))
+        String reused = pay(MERCHANT, request.token(), payBody(request.orderNo(), id("req"), AMOUNT))
                 .then().statusCode(422).contentType("application/problem+json")
                 .body("code", equalTo("idempotency_key_reused"))
                 .extract().asString();
 
         assertFalse(reused.contains(txnId), "the stored answer is not revealed");
         assertFalse(reused.equals(first));
-        assertEquals(1, db.payments(MERCHANT, orderNo));
-        assertEquals(1, Fixtures.ledgerAttempts(MERCHANT, orderNo));
+        assertEquals(1, db.payments(MERCHANT, request.orderNo()));
+        assertEquals(1, Fixtures.ledgerAttempts(MERCHANT, request.orderNo()));
     }
 
     @Test

@@ -67,11 +67,7 @@ class GatewayRetryIT {
             nginx.destroy();
             nginx.waitFor(10, TimeUnit.SECONDS);
         }
-        for (AppProcess app : new AppProcess[] { a, b }) {
-            if (app != null) {
-                app.close();
-            }
-        }
+        AppProcess.closeAll(a, b);
     }
 
     /** One payment on each instance first, so class loading and client set-up do not count in the timing. */

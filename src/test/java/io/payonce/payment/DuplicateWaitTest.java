@@ -2,15 +2,12 @@ package io.payonce.payment;
 
 import static io.payonce.Fixtures.MERCHANT;
 import static io.payonce.Fixtures.as;
-import static io.payonce.Fixtures.id;
 import static io.payonce.Fixtures.ledgerCharges;
 import static io.payonce.Fixtures.orderStatus;
 import static io.payonce.Fixtures.payAnswer;
-import static io.payonce.Fixtures.payBody;
-import static io.payonce.Fixtures.pendingOrder;
+import static io.payonce.Fixtures.payRequest;
 import static io.payonce.Fixtures.sandbox;
 import static io.payonce.Fixtures.sandboxNormal;
-import static io.payonce.Fixtures.token;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -32,6 +29,7 @@ import org.junit.jupiter.api.Test;
 
 import io.payonce.Fixtures;
 import io.payonce.Fixtures.Answer;
+import io.payonce.Fixtures.PayRequest;
 import io.payonce.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
@@ -68,15 +66,11 @@ class DuplicateWaitTest {
 
     @Test
     void duplicateWhileFirstRuns_receivesFirstResponse() throws Exception {
-        String orderNo = pendingOrder();
-        String token = token();
-        String requestNo = id("req");
-        sandbox("ok", SLOW_CHARGE_MS, 1);
-        CompletableFuture<Answer> first = inBackground(token, orderNo, requestNo);
-        awaitTokenInProgress(token);
+        PayRequest request = payRequest();
+        CompletableFuture<Answer> first = slowFirstExecution(request);
 
         assertFalse(first.isDone(), "the first execution ended before the duplicate was sent");
-        Answer duplicate = payAnswer(token, orderNo, requestNo);
+        Answer duplicate = payAnswer(request);
 
         Answer original = first.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
         assertAll(
@@ -87,20 +81,17 @@ class DuplicateWaitTest {
                 () -> assertEquals("true", duplicate.replayed()),
                 () -> assertTrue(duplicate.elapsedMs() > SLOW_CHARGE_MS / 2,
                         "the duplicate answered after " + duplicate.elapsedMs() + " ms, without waiting"),
-                () -> assertEquals(1, ledgerCharges(MERCHANT, orderNo)),
-                () -> assertEquals(1, Fixtures.ledgerAttempts(MERCHANT, orderNo), "charge calls at the channel"));
+                () -> assertEquals(1, ledgerCharges(MERCHANT, request.orderNo())),
+                () -> assertEquals(1, Fixtures.ledgerAttempts(MERCHANT, request.orderNo()),
+                        "charge calls at the channel"));
     }
 
     @Test
     void waitOutlastingBound_gets409InProgressWithRetryAfter() throws Exception {
-        String orderNo = pendingOrder();
-        String token = token();
-        String requestNo = id("req");
-        sandbox("ok", SLOW_CHARGE_MS, 1);
-        CompletableFuture<Answer> first = inBackground(token, orderNo, requestNo);
-        awaitTokenInProgress(token);
+        PayRequest request = payRequest();
+        CompletableFuture<Answer> first = slowFirstExecution(request);
 
-        Answer impatient = payPreferringWait(token, orderNo, requestNo, 0);
+        Answer impatient = payPreferringWait(request, 0);
 
         assertFalse(first.isDone(), "the first execution ended before the duplicate's bound");
         JsonPath problem = JsonPath.from(impatient.body());
@@ -116,99 +107,93 @@ class DuplicateWaitTest {
 
     @Test
     void retryAfterInProgressRefusal_receivesFirstResponse() throws Exception {
-        String orderNo = pendingOrder();
-        String token = token();
-        String requestNo = id("req");
-        sandbox("ok", SLOW_CHARGE_MS, 1);
-        CompletableFuture<Answer> first = inBackground(token, orderNo, requestNo);
-        awaitTokenInProgress(token);
-        Answer impatient = payPreferringWait(token, orderNo, requestNo, 0);
+        PayRequest request = payRequest();
+        CompletableFuture<Answer> first = slowFirstExecution(request);
+        Answer impatient = payPreferringWait(request, 0);
         assertEquals(409, impatient.status(), impatient.body());
         Answer original = first.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
 
-        Answer retry = payPreferringWait(token, orderNo, requestNo, 0);
+        Answer retry = payPreferringWait(request, 0);
 
         assertAll(
                 () -> assertEquals(200, original.status(), original.body()),
                 () -> assertEquals(200, retry.status(), retry.body()),
                 () -> assertEquals(original.body(), retry.body()),
                 () -> assertEquals("true", retry.replayed()),
-                () -> assertEquals(1, ledgerCharges(MERCHANT, orderNo)));
+                () -> assertEquals(1, ledgerCharges(MERCHANT, request.orderNo())));
     }
 
     @Test
     void duplicateAfterUnknownOutcome_receivesSameProcessingAnswer() {
-        String orderNo = pendingOrder();
-        String token = token();
-        String requestNo = id("req");
+        PayRequest request = payRequest();
         sandbox("timeout_after_accept", 0, 1);
-        Answer first = payAnswer(token, orderNo, requestNo);
+        Answer first = payAnswer(request);
 
-        Answer duplicate = payPreferringWait(token, orderNo, requestNo, 1);
+        Answer duplicate = payPreferringWait(request, 1);
 
         JsonPath body = JsonPath.from(first.body());
         assertAll(
                 () -> assertEquals(202, first.status(), first.body()),
                 () -> assertEquals("PROCESSING", body.getString("status")),
-                () -> assertEquals(orderNo, body.getString("order_no")),
-                () -> assertEquals(requestNo, body.getString("request_no")),
+                () -> assertEquals(request.orderNo(), body.getString("order_no")),
+                () -> assertEquals(request.requestNo(), body.getString("request_no")),
                 () -> assertEquals(202, duplicate.status(), duplicate.body()),
                 () -> assertEquals(first.body(), duplicate.body()),
                 () -> assertEquals("true", duplicate.replayed()),
-                () -> assertEquals(1, db.payments(MERCHANT, orderNo), "payment records"),
+                () -> assertEquals(1, db.payments(MERCHANT, request.orderNo()), "payment records"),
                 () -> assertEquals(1, db.count("SELECT COUNT(*) FROM payments WHERE merchant_id = ? AND request_no = ?"
-                        + " AND status = 'PROCESSING'", MERCHANT, requestNo), "PROCESSING payment records"),
-                () -> assertEquals("IN_PROGRESS", db.tokenState(MERCHANT, token)));
+                        + " AND status = 'PROCESSING'", MERCHANT, request.requestNo()), "PROCESSING payment records"),
+                () -> assertEquals("IN_PROGRESS", db.tokenState(MERCHANT, request.token())));
     }
 
     @Test
     void failureBeforeAccept_releasesTokenAndLeavesNoTrace() {
-        String orderNo = pendingOrder();
-        String token = token();
-        String requestNo = id("req");
+        PayRequest request = payRequest();
         sandbox("fail_before_accept", 0, 1);
 
-        Answer first = payAnswer(token, orderNo, requestNo);
+        Answer first = payAnswer(request);
 
         assertAll(
                 () -> assertEquals(503, first.status(), first.body()),
                 () -> assertEquals("temporarily_unavailable", JsonPath.from(first.body()).getString("code")),
                 () -> assertNotNull(first.retryAfter(), "Retry-After"),
-                () -> assertEquals(0, db.payments(MERCHANT, orderNo), "payment records"),
-                () -> assertEquals("PENDING", orderStatus(MERCHANT, orderNo)),
-                () -> assertEquals("AVAILABLE", db.tokenState(MERCHANT, token)),
-                () -> assertEquals(0, ledgerCharges(MERCHANT, orderNo)));
+                () -> assertEquals(0, db.payments(MERCHANT, request.orderNo()), "payment records"),
+                () -> assertEquals("PENDING", orderStatus(MERCHANT, request.orderNo())),
+                () -> assertEquals("AVAILABLE", db.tokenState(MERCHANT, request.token())),
+                () -> assertEquals(0, ledgerCharges(MERCHANT, request.orderNo())));
     }
 
     @Test
     void releasedToken_retriedWithSameRequest_pays() {
-        String orderNo = pendingOrder();
-        String token = token();
-        String requestNo = id("req");
+        PayRequest request = payRequest();
         sandbox("fail_before_accept", 0, 1);
-        assertEquals(503, payAnswer(token, orderNo, requestNo).status());
+        assertEquals(503, payAnswer(request).status());
 
-        Answer retry = payAnswer(token, orderNo, requestNo);
+        Answer retry = payAnswer(request);
 
         assertAll(
                 () -> assertEquals(200, retry.status(), retry.body()),
                 () -> assertEquals("PAID", JsonPath.from(retry.body()).getString("status")),
                 () -> assertNull(retry.replayed(), "the retry executes, it replays nothing"),
-                () -> assertEquals(1, db.payments(MERCHANT, orderNo), "payment records"),
-                () -> assertEquals(1, ledgerCharges(MERCHANT, orderNo)),
-                () -> assertEquals("PAID", orderStatus(MERCHANT, orderNo)),
-                () -> assertEquals("COMPLETED", db.tokenState(MERCHANT, token)));
+                () -> assertEquals(1, db.payments(MERCHANT, request.orderNo()), "payment records"),
+                () -> assertEquals(1, ledgerCharges(MERCHANT, request.orderNo())),
+                () -> assertEquals("PAID", orderStatus(MERCHANT, request.orderNo())),
+                () -> assertEquals("COMPLETED", db.tokenState(MERCHANT, request.token())));
     }
 
-    private CompletableFuture<Answer> inBackground(String token, String orderNo, String requestNo) {
-        return CompletableFuture.supplyAsync(() -> payAnswer(token, orderNo, requestNo), background);
+    /** The first execution of {@code request}, sent in the background: a slow charge, its token claimed. */
+    private CompletableFuture<Answer> slowFirstExecution(PayRequest request) throws InterruptedException {
+        sandbox("ok", SLOW_CHARGE_MS, 1);
+        CompletableFuture<Answer> first = CompletableFuture.supplyAsync(() -> payAnswer(request), background);
+        awaitTokenInProgress(request.token());
+        return first;
     }
 
-    private static Answer payPreferringWait(String token, String orderNo, String requestNo, int seconds) {
+    private static Answer payPreferringWait(PayRequest request, int seconds) {
         long started = System.nanoTime();
-        return Answer.of(as(MERCHANT).header("Idempotency-Key", "\"" + token + "\"")
+        return Answer.of(as(MERCHANT).header("Idempotency-Key", "\"" + request.token() + "\"")
                 .header("Prefer", "wait=" + seconds)
-                .body(payBody(orderNo, requestNo, Fixtures.AMOUNT))
+                .body(request.body())
                 .post("/pay"), started);
     }
 

@@ -49,7 +49,7 @@ class CrashRecoveryIT {
     private static final long INTO_THE_CHARGE_MS = 400;
     private static final Duration SETTLE_BOUND = Duration.ofSeconds(20);
 
-    private AppProcess sandbox;
+    private WorkerAndSandbox instances;
     private AppProcess worker;
     private PayClient channel;
     private PayClient client;
@@ -65,18 +65,13 @@ class CrashRecoveryIT {
 
     @BeforeAll
     void killWorkerMidPayments_thenRestartIt() throws Exception {
-        sandbox = AppProcess.named("crash-sandbox");
         // until the crash W reconciles nothing (default min-age): the payments it leaves must be a dead
         // process's, not ones its own reconciler settled while it was still waiting for the channel
-        worker = AppProcess.named("crash-worker")
-                .channel(sandbox.sandboxUrl())
-                .env("PAYONCE_SANDBOX_ENABLED", "false")
-                .env("PAYONCE_RECONCILE_INTERVAL", "1s")
-                .env("PAYONCE_IDEMPOTENCY_LEASE", LEASE.toSeconds() + "s");
-        AppProcess.startAll(sandbox, worker);
-        channel = new PayClient(sandbox, MERCHANT);
-        client = new PayClient(worker, MERCHANT);
-        channel.sandbox("ok", 0, 0);
+        instances = WorkerAndSandbox.named("crash").worker("PAYONCE_IDEMPOTENCY_LEASE", LEASE.toSeconds() + "s");
+        instances.start(MERCHANT);
+        worker = instances.worker();
+        channel = instances.channel();
+        client = instances.client();
         warmUp();
 
         afterCharge = client.newIntents(3);
@@ -126,10 +121,8 @@ class CrashRecoveryIT {
         if (senders != null) {
             senders.shutdownNow();
         }
-        for (AppProcess app : new AppProcess[] { worker, sandbox }) {
-            if (app != null) {
-                app.close();
-            }
+        if (instances != null) {
+            instances.close();
         }
     }
 
@@ -258,11 +251,9 @@ class CrashRecoveryIT {
         });
     }
 
-    /** One payment end to end, so the crash finds both processes past their first, slow requests. */
+    /** One payment end to end and its books, so the crash finds both processes past their first, slow requests. */
     private void warmUp() {
-        Intent intent = client.newIntent();
-        assertEquals(200, client.pay(intent).status(), "a warm-up payment");
-        channel.books(intent.orderNo());
+        channel.books(instances.warmUp().orderNo());
     }
 
     private List<Intent> all() {

@@ -23,7 +23,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
-import io.payonce.AppProcess;
 import io.payonce.TcpProxy;
 import io.payonce.recovery.PayClient.Answer;
 import io.payonce.recovery.PayClient.Books;
@@ -50,8 +49,7 @@ class DatabaseOutageIT {
     private static final long CHARGE_MS = 150;
 
     private TcpProxy database;
-    private AppProcess sandbox;
-    private AppProcess worker;
+    private WorkerAndSandbox instances;
     private PayClient channel;
     private PayClient client;
     private ScheduledExecutorService senders;
@@ -67,21 +65,15 @@ class DatabaseOutageIT {
                 "jdbc:mariadb://127.0.0.1:3306/test").substring("jdbc:".length()));
         database = new TcpProxy(direct.getPort());
         String viaProxy = "//127.0.0.1:" + database.port() + direct.getPath();
-        sandbox = AppProcess.named("outage-sandbox");
-        worker = AppProcess.named("outage-worker")
-                .channel(sandbox.sandboxUrl())
-                .env("PAYONCE_SANDBOX_ENABLED", "false")
-                .env("QUARKUS_DATASOURCE_REACTIVE_URL", "mysql:" + viaProxy)
-                .env("QUARKUS_DATASOURCE_JDBC_URL", "jdbc:mariadb:" + viaProxy)
-                .env("PAYONCE_RECONCILE_MIN_AGE", "2s")
-                .env("PAYONCE_RECONCILE_INTERVAL", "1s")
-                .env("PAYONCE_IDEMPOTENCY_LEASE", "3s");
-        AppProcess.startAll(sandbox, worker);
-        channel = new PayClient(sandbox, MERCHANT);
-        client = new PayClient(worker, MERCHANT);
-        channel.sandbox("ok", 0, 0);
-        Intent warmUp = client.newIntent();
-        assertEquals(200, client.pay(warmUp).status(), "a warm-up payment");
+        instances = WorkerAndSandbox.named("outage")
+                .worker("QUARKUS_DATASOURCE_REACTIVE_URL", "mysql:" + viaProxy)
+                .worker("QUARKUS_DATASOURCE_JDBC_URL", "jdbc:mariadb:" + viaProxy)
+                .worker("PAYONCE_RECONCILE_MIN_AGE", "2s")
+                .worker("PAYONCE_IDEMPOTENCY_LEASE", "3s");
+        instances.start(MERCHANT);
+        channel = instances.channel();
+        client = instances.client();
+        instances.warmUp();
 
         intents = channel.newIntents(PAYMENTS);
         channel.sandbox("ok", CHARGE_MS, PAYMENTS);
@@ -120,10 +112,8 @@ class DatabaseOutageIT {
         if (senders != null) {
             senders.shutdownNow();
         }
-        for (AppProcess app : new AppProcess[] { worker, sandbox }) {
-            if (app != null) {
-                app.close();
-            }
+        if (instances != null) {
+            instances.close();
         }
         if (database != null) {
             database.close();

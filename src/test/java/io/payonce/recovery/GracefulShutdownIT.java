@@ -47,7 +47,7 @@ class GracefulShutdownIT {
     /** A JVM needs a moment beyond the shutdown timeout to stop its last parts. */
     private static final Duration EXIT_BOUND = SHUTDOWN_DELAY.plus(SHUTDOWN_TIMEOUT).plusSeconds(3);
 
-    private AppProcess sandbox;
+    private WorkerAndSandbox instances;
     private AppProcess worker;
     private PayClient channel;
     private PayClient client;
@@ -64,18 +64,12 @@ class GracefulShutdownIT {
 
     @BeforeAll
     void terminateWorkerMidPayments_thenRestartIt() throws Exception {
-        sandbox = AppProcess.named("shutdown-sandbox");
-        worker = AppProcess.named("shutdown-worker")
-                .channel(sandbox.sandboxUrl())
-                .env("PAYONCE_SANDBOX_ENABLED", "false")
-                .env("PAYONCE_RECONCILE_INTERVAL", "1s")
-                .env("PAYONCE_IDEMPOTENCY_LEASE", "3s");
-        AppProcess.startAll(sandbox, worker);
-        channel = new PayClient(sandbox, MERCHANT);
-        client = new PayClient(worker, MERCHANT);
-        channel.sandbox("ok", 0, 0);
-        Intent warmUp = client.newIntent();
-        assertEquals(200, client.pay(warmUp).status(), "a warm-up payment");
+        instances = WorkerAndSandbox.named("shutdown").worker("PAYONCE_IDEMPOTENCY_LEASE", "3s");
+        instances.start(MERCHANT);
+        worker = instances.worker();
+        channel = instances.channel();
+        client = instances.client();
+        instances.warmUp();
 
         inFlight = client.newIntents(5);
         late = client.newIntents(2);
@@ -123,10 +117,8 @@ class GracefulShutdownIT {
         if (senders != null) {
             senders.shutdownNow();
         }
-        for (AppProcess app : new AppProcess[] { worker, sandbox }) {
-            if (app != null) {
-                app.close();
-            }
+        if (instances != null) {
+            instances.close();
         }
     }
 

@@ -1,0 +1,76 @@
+package io.payonce.recovery;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.IOException;
+
+import io.payonce.AppProcess;
+import io.payonce.recovery.PayClient.Intent;
+
+/**
+ * The two instances every recovery test starts: a worker W, which the test kills, stops or cuts off, and an
+ * instance S whose sandbox is W's channel and which nothing disturbs, so its ledger outlives whatever
+ * happens to W. W serves no sandbox of its own and reconciles every second; a test adds what it is about
+ * with {@link #worker(String, String)} before {@link #start}.
+ */
+final class WorkerAndSandbox implements AutoCloseable {
+
+    private final AppProcess sandbox;
+    private final AppProcess worker;
+    private PayClient channel;
+    private PayClient client;
+
+    private WorkerAndSandbox(String test) throws IOException {
+        sandbox = AppProcess.named(test + "-sandbox");
+        worker = AppProcess.named(test + "-worker")
+                .channel(sandbox.sandboxUrl())
+                .env("PAYONCE_SANDBOX_ENABLED", "false")
+                .env("PAYONCE_RECONCILE_INTERVAL", "1s");
+    }
+
+    /** S and W, their logs named after {@code test}; not started yet. */
+    static WorkerAndSandbox named(String test) throws IOException {
+        return new WorkerAndSandbox(test);
+    }
+
+    /** Sets an environment variable of W's for its first and every later start. */
+    WorkerAndSandbox worker(String key, String value) {
+        worker.env(key, value);
+        return this;
+    }
+
+    /** Starts both and waits for both; then {@code merchant} pays through W, and S's sandbox charges normally. */
+    void start(String merchant) throws IOException, InterruptedException {
+        AppProcess.startAll(sandbox, worker);
+        channel = new PayClient(sandbox, merchant);
+        client = new PayClient(worker, merchant);
+        channel.sandbox("ok", 0, 0);
+    }
+
+    AppProcess worker() {
+        return worker;
+    }
+
+    /** S, for the sandbox's behaviour and the books. */
+    PayClient channel() {
+        return channel;
+    }
+
+    /** W, for payments. */
+    PayClient client() {
+        return client;
+    }
+
+    /** One payment through W, so what the test does next finds W past its first, slow requests. */
+    Intent warmUp() {
+        Intent intent = client.newIntent();
+        assertEquals(200, client.pay(intent).status(), "a warm-up payment");
+        return intent;
+    }
+
+    /** W first, then S. */
+    @Override
+    public void close() throws InterruptedException {
+        AppProcess.closeAll(worker, sandbox);
+    }
+}
