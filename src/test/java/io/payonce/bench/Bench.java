@@ -127,7 +127,7 @@ public final class Bench {
                 Thread.sleep(3000);
                 Database.Delta idle = db.delta(idleBefore, await(db.counters()));
                 report.note(String.format(Locale.ROOT, "cpu%% columns: percent of one core over the measurement"
-                        + " (%d cores: %d = all busy); app(sys) = the application, of which in the kernel; other ="
+                        + " (%d cores: %d = all busy); app(sys jit) = the application, of which in the kernel and in its JIT compiler threads; other ="
                         + " everything not listed, such as another build", Machine.cores(), 100 * Machine.cores()));
                 report.note(String.format(Locale.ROOT, "idle (3 s, application started, no load): %.1f rw commits/s;"
                         + " other clients changed %d rows in other schemas meanwhile", idle.rwCommits() / 3.0,
@@ -136,8 +136,8 @@ public final class Bench {
                 Limits limits = only.contains("limits") ? measureLimits(db, redisUrl, cpu) : Limits.NONE;
                 Scenarios scenarios = new Scenarios(vertx, context, port, db, cpu, runId);
                 // right before the scenarios, so that the application's JIT has settled when they start
-                attempt("warm-up", () -> scenarios.warmUp(number("warmup.payments.ms", 15000),
-                        number("warmup.replays.ms", 5000)));
+                attempt("warm-up", () -> report.note(scenarios.warmUp(number("warmup.min.ms", 15000),
+                        number("warmup.max.ms", 120000), number("warmup.jit.pct", 10), number("warmup.replays.ms", 5000))));
                 if (only.contains("unique")) {
                     unique(scenarios, limits, 0, 16, n(3000));
                     unique(scenarios, limits, 0, 256, n(3000));

@@ -1,6 +1,7 @@
 package io.payonce.bench;
 
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -22,16 +23,20 @@ final class CpuMeter {
     private final long driverPid = ProcessHandle.current().pid();
 
     /** Ticks used so far, per process and machine-wide, at one instant. */
-    record Sample(long nanos, long app, long appSystem, long db, long redis, long driver, long machineBusy) {
+    record Sample(long nanos, long app, long appSystem, long appJit, long db, long redis, long driver,
+            long machineBusy) {
     }
 
     /** Percent of one core over an interval (200 = both cores of this machine busy throughout). */
-    record Usage(double app, double appSystem, double db, double redis, double driver, double other) {
+    record Usage(double app, double appSystem, double appJit, double db, double redis, double driver, double other) {
 
-        /** The report's columns: app (of which in the kernel), db, redis, driver, other, and their sum. */
+        /**
+         * The report's columns: app (of which in the kernel, and in its JIT compiler threads), db, redis, driver,
+         * other, and their sum.
+         */
         String describe() {
-            return String.format(Locale.ROOT, "%3.0f(%2.0f) %3.0f %3.0f %3.0f %3.0f %4.0f", app, appSystem, db, redis,
-                    driver, other, total());
+            return String.format(Locale.ROOT, "%3.0f(%2.0f %2.0f) %3.0f %3.0f %3.0f %3.0f %4.0f", app, appSystem, appJit,
+                    db, redis, driver, other, total());
         }
 
         /** Busy time of the whole machine; near 100 per core means the figure is bounded by CPU. */
@@ -48,8 +53,8 @@ final class CpuMeter {
 
     Sample sample() {
         long[] app = processTimes(appPid);
-        return new Sample(System.nanoTime(), app[0] + app[1], app[1], total(dbPid), total(redisPid), total(driverPid),
-                machineBusyTicks());
+        return new Sample(System.nanoTime(), app[0] + app[1], app[1], compilerTicks(appPid), total(dbPid),
+                total(redisPid), total(driverPid), machineBusyTicks());
     }
 
     Usage since(Sample start) {
@@ -58,11 +63,12 @@ final class CpuMeter {
         double scale = 100 / (seconds * TICKS_PER_SECOND);
         double app = (end.app() - start.app()) * scale;
         double appSystem = (end.appSystem() - start.appSystem()) * scale;
+        double appJit = (end.appJit() - start.appJit()) * scale;
         double db = (end.db() - start.db()) * scale;
         double redis = (end.redis() - start.redis()) * scale;
         double driver = (end.driver() - start.driver()) * scale;
         double machine = (end.machineBusy() - start.machineBusy()) * scale;
-        return new Usage(app, appSystem, db, redis, driver, Math.max(0, machine - app - db - redis - driver));
+        return new Usage(app, appSystem, appJit, db, redis, driver, Math.max(0, machine - app - db - redis - driver));
     }
 
     private static long total(long pid) {
@@ -72,11 +78,36 @@ final class CpuMeter {
 
     /** utime and stime of a process, fields 14 and 15 of /proc/PID/stat (after the parenthesised name). */
     static long[] processTimes(long pid) {
+        return pid <= 0 ? new long[2] : times(Path.of("/proc/" + pid + "/stat"), null);
+    }
+
+    /**
+     * CPU ticks of a JVM's JIT compiler threads (HotSpot names them "C1 CompilerThread0", "C2 ..."): while
+     * they are busy, the application's code is still being compiled and its figures are not yet its own.
+     */
+    static long compilerTicks(long pid) {
         if (pid <= 0) {
-            return new long[2];
+            return 0;
         }
+        long ticks = 0;
+        try (DirectoryStream<Path> threads = Files.newDirectoryStream(Path.of("/proc/" + pid + "/task"))) {
+            for (Path thread : threads) {
+                long[] times = times(thread.resolve("stat"), "C[12] CompilerThre.*");
+                ticks += times[0] + times[1];
+            }
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+        return ticks;
+    }
+
+    /** utime and stime from a stat file; zero when it cannot be read or its name does not match. */
+    private static long[] times(Path statFile, String namePattern) {
         try {
-            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+            String stat = Files.readString(statFile);
+            if (namePattern != null && !stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')')).matches(namePattern)) {
+                return new long[2];
+            }
             String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
             return new long[] { Long.parseLong(fields[11]), Long.parseLong(fields[12]) };
         } catch (IOException | RuntimeException e) {

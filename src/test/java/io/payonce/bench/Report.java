@@ -76,7 +76,7 @@ final class Report {
         out.append("\nLimits of this machine (same run; the application's reactive clients, pool sizes and"
                 + " prepared-statement caching)\n");
         out.append(String.format(Locale.ROOT, "  %-44s %5s %10s %8s %8s %8s %8s   %s%n", "limit", "C", "ops/s",
-                "p50 ms", "p90 ms", "p99 ms", "max ms", "cpu% app(sys) db redis drv other  all"));
+                "p50 ms", "p90 ms", "p99 ms", "max ms", "cpu% app(sys jit) db redis drv other  all"));
         for (Result r : limits) {
             out.append(String.format(Locale.ROOT, "  %-44s %5s %10.0f %8.2f %8.2f %8.2f %8.2f   %s%n", r.label(),
                     (int) r.number("c"), r.number("tput"), r.number("p50_ms"), r.number("p90_ms"), r.number("p99_ms"),
@@ -87,7 +87,7 @@ final class Report {
         out.append("\nScenarios (throughput per second; latency per sample in ms; bound = the limit that caps the"
                 + " scenario, see below)\n");
         out.append(String.format(Locale.ROOT, "  %-20s %5s %6s %9s %8s %8s %8s %8s %9s %7s   %s%n", "scenario", "C", "n",
-                "tput/s", "p50", "p90", "p99", "max", "bound/s", "%bound", "cpu% app(sys) db redis drv other  all"));
+                "tput/s", "p50", "p90", "p99", "max", "bound/s", "%bound", "cpu% app(sys jit) db redis drv other  all"));
         for (Result r : scenarios) {
             double bound = r.number("bound");
             out.append(String.format(Locale.ROOT, "  %-20s %5s %6d %9s %8.2f %8.2f %8.2f %8.2f %9s %7s   %s%n",
@@ -140,7 +140,7 @@ final class Report {
         CpuMeter.Usage u = r.cpu();
         if (u != null) {
             line.put("cpu_pct", new JsonObject().put("app", Result.round(u.app(), 1))
-                    .put("app_sys", Result.round(u.appSystem(), 1)).put("db", Result.round(u.db(), 1))
+                    .put("app_sys", Result.round(u.appSystem(), 1)).put("app_jit", Result.round(u.appJit(), 1)).put("db", Result.round(u.db(), 1))
                     .put("redis", Result.round(u.redis(), 1)).put("driver", Result.round(u.driver(), 1))
                     .put("other", Result.round(u.other(), 1)).put("all", Result.round(u.total(), 1)));
         }
