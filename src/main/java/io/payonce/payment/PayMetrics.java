@@ -1,10 +1,19 @@
 package io.payonce.payment;
 
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
 import jakarta.enterprise.context.ApplicationScoped;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 
-/** Counters for the duplicates each layer stopped and the answers replayed. */
+/**
+ * Counters for the duplicates each layer stopped and the answers replayed. Each counter is looked up
+ * once: a registry lookup builds and sorts the meter's tags, on every replay otherwise.
+ */
 @ApplicationScoped
 public class PayMetrics {
 
@@ -14,17 +23,22 @@ public class PayMetrics {
     }
 
     private final MeterRegistry meters;
+    private final Map<Layer, Counter> stopped = new EnumMap<>(Layer.class);
+    private final Map<String, Counter> replayed = new ConcurrentHashMap<>();
 
     PayMetrics(MeterRegistry meters) {
         this.meters = meters;
+        for (Layer layer : Layer.values()) {
+            stopped.put(layer, meters.counter("payonce.duplicates.stopped", "layer", layer.name().toLowerCase(Locale.ROOT)));
+        }
     }
 
     public void stopped(Layer layer) {
-        meters.counter("payonce.duplicates.stopped", "layer", layer.name().toLowerCase()).increment();
+        stopped.get(layer).increment();
     }
 
     /** An answer replayed to a duplicate, by where it was read from. */
     public void replayed(String source) {
-        meters.counter("payonce.replays", "source", source).increment();
+        replayed.computeIfAbsent(source, s -> meters.counter("payonce.replays", "source", s)).increment();
     }
 }
