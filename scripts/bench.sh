@@ -3,8 +3,9 @@
 # `payonce_bench` on the local MariaDB and the local Redis (sandbox channel, JAVA_OPTS from
 # java17.sh), measures its start-up and idle memory, then runs the load driver
 # (src/test/java/io/payonce/bench) and stops the application. Writes src/bench/report.txt,
-# summary.jsonl and latency.svg; prints the report. About 2 minutes with a warm Maven cache, plus up
-# to BENCH_QUIET_WAIT (180) seconds when other work keeps the machine busy at the start.
+# summary.jsonl and latency.svg; prints the report. About 3.5 minutes with a warm Maven cache (a
+# minute of it the warm-up, until the application's JIT has settled), plus up to BENCH_QUIET_WAIT
+# (180) seconds when other work keeps the machine busy at the start.
 #
 #   scripts/bench.sh                    the full run
 #   BENCH_SCALE=0.2 scripts/bench.sh    every N scaled (a quick look; figures less stable)
