@@ -213,12 +213,11 @@ public class PaymentExecutor {
                 });
     }
 
-    /** Settles payment, order and token in one transaction, so no crash can leave them disagreeing. */
+    /** Settles payment, order and token in one statement, so no crash can leave them disagreeing. */
     private Uni<Executed> settle(PayCommand cmd, Started started, PaymentStatus paymentStatus, String txnId,
             OrderStatus orderStatus, PayOutcome outcome) {
         StoredResponse response = renderer.render(outcome);
-        return pool.withTransaction(tx -> settleIn(tx, cmd, started.paymentId(), started.order(), paymentStatus,
-                txnId, orderStatus, response))
+        return settle(cmd, started.paymentId(), started.order(), paymentStatus, txnId, orderStatus, response)
                 // a deadlock with a reconciler's claim rolls the settlement back whole: it can simply run again
                 .onFailure(MysqlErrors::isDeadlock).retry().atMost(2)
                 .replaceWith(new Executed(outcome, response))
@@ -243,30 +242,31 @@ public class PaymentExecutor {
                 ? new PayOutcome.Paid(cmd.orderNo(), cmd.requestNo(), cmd.amount(), cmd.currency(), txnId, UtcTime.now())
                 : new PayOutcome.Declined(cmd.orderNo(), cmd.requestNo());
         StoredResponse response = renderer.render(outcome);
-        return pool.withTransaction(tx -> orders.find(tx, cmd.merchantId(), cmd.orderNo())
-                .flatMap(order -> settleIn(tx, cmd, payment.id(), order,
+        // the order is read without a lock: the settlement's conditional update checks its version
+        return orders.find(cmd.merchantId(), cmd.orderNo())
+                .flatMap(order -> settle(cmd, payment.id(), order,
                         paid ? PaymentStatus.SUCCEEDED : PaymentStatus.FAILED, txnId,
-                        paid ? OrderStatus.PAID : OrderStatus.PENDING, response)))
+                        paid ? OrderStatus.PAID : OrderStatus.PENDING, response))
                 .replaceWith(new Executed(outcome, response))
                 .onFailure(AlreadySettledException.class).recoverWithNull();
     }
 
-    private Uni<Void> settleIn(SqlClient tx, PayCommand cmd, long paymentId, Order order, PaymentStatus paymentStatus,
+    /**
+     * One settlement statement; when it changes nothing, fails with {@link AlreadySettledException} if
+     * the payment was settled by another process, or {@link IllegalStateException} if its order left
+     * PAYING under it (nothing was written either way).
+     */
+    private Uni<Void> settle(PayCommand cmd, long paymentId, Order order, PaymentStatus paymentStatus,
             String txnId, OrderStatus orderStatus, StoredResponse response) {
-        Instant now = UtcTime.now();
-        return payments.settle(tx, paymentId, paymentStatus, txnId, now)
-                .flatMap(settled -> {
-                    if (!settled) {
-                        throw new AlreadySettledException();
-                    }
-                    return orders.transition(tx, order, OrderStatus.PAYING, orderStatus, now);
-                })
-                .flatMap(moved -> {
-                    if (!moved) {
-                        throw new IllegalStateException("order " + cmd.orderNo() + " left PAYING under its payment");
-                    }
-                    return storeIn(tx, cmd, response);
-                });
+        return payments.settle(pool, paymentId, paymentStatus, txnId, order, orderStatus, cmd.token(), response,
+                UtcTime.now())
+                .flatMap(settled -> settled ? Uni.createFrom().voidItem()
+                        : payments.status(paymentId).<Void>map(status -> {
+                            if (status != PaymentStatus.PROCESSING) {
+                                throw new AlreadySettledException();
+                            }
+                            throw new IllegalStateException("order " + cmd.orderNo() + " left PAYING under its payment");
+                        }));
     }
 
     /**

@@ -7,7 +7,10 @@ import java.util.List;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import io.payonce.idempotency.StoredResponse;
 import io.payonce.mysql.UtcTime;
+import io.payonce.order.Order;
+import io.payonce.order.OrderStatus;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.mysqlclient.MySQLClient;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -27,9 +30,22 @@ public class PaymentRepository {
 
     private static final String FIND_BY_ORDER = "SELECT " + Payment.COLUMNS + " FROM payments WHERE merchant_id = ? AND order_no = ? ORDER BY id";
 
+    /**
+     * A settlement in one statement, so it costs one commit and no crash can leave its parts disagreeing:
+     * the PROCESSING payment gets its final status, its order leaves PAYING at the version it was read
+     * at (layer 3: no row changes unless both match), and the token, while still in progress, gets its
+     * final answer. A token that is not in progress (there is none, or it was settled) is left alone.
+     */
     private static final String SETTLE = """
-            UPDATE payments SET status = ?, channel_txn_id = ?, updated_at = ?
-            WHERE id = ? AND status = 'PROCESSING'""";
+            UPDATE payments p
+            JOIN orders o ON o.id = ?
+            LEFT JOIN idempotency_tokens t ON t.merchant_id = p.merchant_id AND t.token = ? AND t.state = 'IN_PROGRESS'
+            SET p.status = ?, p.channel_txn_id = ?, p.updated_at = ?,
+                o.status = ?, o.version = o.version + 1, o.updated_at = ?,
+                t.state = 'COMPLETED', t.response_status = ?, t.response_body = ?, t.lease_until = NULL, t.updated_at = ?
+            WHERE p.id = ? AND p.status = 'PROCESSING' AND o.status = 'PAYING' AND o.version = ?""";
+
+    private static final String STATUS = "SELECT status FROM payments WHERE id = ?";
 
     /** Only a charge the channel never accepted is undone, so nothing that was charged is forgotten. */
     private static final String DELETE_UNACCEPTED = """
@@ -95,11 +111,26 @@ public class PaymentRepository {
         });
     }
 
-    /** Moves a PROCESSING payment to its final status; false when it was settled already. */
-    public Uni<Boolean> settle(SqlClient tx, long id, PaymentStatus status, String channelTxnId, Instant now) {
-        return tx.preparedQuery(SETTLE)
-                .execute(Tuple.of(status.name(), channelTxnId, UtcTime.toColumn(now), id))
-                .map(rows -> rows.rowCount() == 1);
+    /**
+     * Settles a PROCESSING payment, its PAYING order and its in-progress token (see {@link #SETTLE});
+     * false when nothing changed: the payment was settled already or the order moved under it.
+     */
+    public Uni<Boolean> settle(SqlClient client, long id, PaymentStatus status, String channelTxnId, Order order,
+            OrderStatus orderStatus, String token, StoredResponse response, Instant now) {
+        Object at = UtcTime.toColumn(now);
+        return client.preparedQuery(SETTLE)
+                .execute(Tuple.from(new Object[] { order.id(), token, status.name(), channelTxnId, at,
+                        orderStatus.name(), at, response.status(), response.body(), at, id, order.version() }))
+                // payment and order both change, so a settlement changes two rows (three with the token)
+                .map(rows -> rows.rowCount() > 0);
+    }
+
+    /** The payment's status now, or null when there is no such payment. */
+    public Uni<PaymentStatus> status(long id) {
+        return pool.preparedQuery(STATUS).execute(Tuple.of(id)).map(rows -> {
+            var it = rows.iterator();
+            return it.hasNext() ? PaymentStatus.valueOf(it.next().getString("status")) : null;
+        });
     }
 
     /** Claims a batch for reconciliation and returns it. */

@@ -1,0 +1,143 @@
+package io.payonce.payment;
+
+import static io.payonce.Fixtures.AMOUNT;
+import static io.payonce.Fixtures.CURRENCY;
+import static io.payonce.Fixtures.MERCHANT;
+import static io.payonce.Fixtures.as;
+import static io.payonce.Fixtures.id;
+import static io.payonce.Fixtures.ledgerCharges;
+import static io.payonce.Fixtures.orderStatus;
+import static io.payonce.Fixtures.pay;
+import static io.payonce.Fixtures.pendingOrder;
+import static io.payonce.Fixtures.sandbox;
+import static io.payonce.Fixtures.sandboxNormal;
+import static io.payonce.Fixtures.token;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.time.Duration;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.payonce.TestDatabase;
+import io.payonce.channel.ChargeResult;
+import io.quarkus.test.junit.QuarkusTest;
+
+/**
+ * The settlement statement: payment, order and token move together or not at all, and a second
+ * settlement of one payment changes nothing.
+ */
+@QuarkusTest
+class SettlementTest {
+
+    private static final Duration BOUND = Duration.ofSeconds(20);
+
+    @Inject
+    TestDatabase db;
+
+    @Inject
+    PaymentExecutor executor;
+
+    @Inject
+    PaymentRepository payments;
+
+    @BeforeEach
+    void setUp() {
+        db.clean();
+        sandboxNormal();
+    }
+
+    @Test
+    void secondSettlementOfOnePayment_changesNothing() {
+        Unsettled p = unsettled();
+        Payment processing = p.payment();
+
+        PaymentExecutor.Executed first = executor.settleReconciled(processing, new ChargeResult.Succeeded("txn_first"))
+                .await().atMost(BOUND);
+        PaymentExecutor.Executed second = executor.settleReconciled(processing, new ChargeResult.Declined("txn_second"))
+                .await().atMost(BOUND);
+
+        Payment settled = payments.find(MERCHANT, p.requestNo()).await().atMost(BOUND);
+        assertAll(
+                () -> assertNotNull(first, "the first settlement settles"),
+                () -> assertInstanceOf(PayOutcome.Paid.class, first.outcome()),
+                () -> assertNull(second, "the second finds the payment settled"),
+                () -> assertEquals(PaymentStatus.SUCCEEDED, settled.status()),
+                () -> assertEquals("txn_first", settled.channelTxnId()),
+                () -> assertEquals("PAID", orderStatus(MERCHANT, p.orderNo())),
+                () -> assertEquals(2, orderVersion(p.orderNo()), "PENDING -> PAYING -> PAID, once"),
+                () -> assertEquals("COMPLETED", db.tokenState(MERCHANT, p.token())));
+        pay(p.token(), p.orderNo(), p.requestNo()).then().statusCode(200)
+                .header("Idempotent-Replayed", "true")
+                .body("status", equalTo("PAID"))
+                .body("channel_txn_id", equalTo("txn_first"));
+    }
+
+    @Test
+    void settlementWhoseOrderMovedUnderIt_writesNothing() {
+        Unsettled p = unsettled();
+        Payment processing = p.payment();
+        // a writer outside the state machine's rules: the settlement's version check must refuse
+        db.execute("UPDATE orders SET status = 'PENDING', version = version + 1 WHERE order_no = ?", p.orderNo());
+
+        PaymentExecutor.Executed executed = null;
+        Throwable failure = null;
+        try {
+            executed = executor.settleReconciled(processing, new ChargeResult.Succeeded("txn_x")).await().atMost(BOUND);
+        } catch (IllegalStateException e) {
+            failure = e;
+        }
+
+        Payment after = payments.find(MERCHANT, p.requestNo()).await().atMost(BOUND);
+        PaymentExecutor.Executed none = executed;
+        Throwable refused = failure;
+        assertAll(
+                () -> assertNull(none, "nothing settled"),
+                () -> assertNotNull(refused, "the order left PAYING: an error, not a silent success"),
+                () -> assertEquals(PaymentStatus.PROCESSING, after.status(), "the payment is not settled alone"),
+                () -> assertEquals("PENDING", orderStatus(MERCHANT, p.orderNo())),
+                () -> assertEquals("IN_PROGRESS", db.tokenState(MERCHANT, p.token()), "no answer stored"));
+    }
+
+    @Test
+    void paymentWithoutToken_settlesPaymentAndOrder() {
+        String orderNo = pendingOrder();
+        String requestNo = id("req");
+
+        PaymentExecutor.Executed executed = executor.execute(
+                new PayCommand(MERCHANT, null, orderNo, requestNo, AMOUNT, CURRENCY)).await().atMost(BOUND);
+
+        Payment settled = payments.find(MERCHANT, requestNo).await().atMost(BOUND);
+        assertAll(
+                () -> assertInstanceOf(PayOutcome.Paid.class, executed.outcome()),
+                () -> assertEquals(PaymentStatus.SUCCEEDED, settled.status()),
+                () -> assertNull(settled.token()),
+                () -> assertEquals("PAID", orderStatus(MERCHANT, orderNo)),
+                () -> assertEquals(2, orderVersion(orderNo)),
+                () -> assertEquals(1, ledgerCharges(MERCHANT, orderNo)));
+    }
+
+    /** A payment left PROCESSING by a charge whose answer timed out, with its token still in progress. */
+    private record Unsettled(String orderNo, String token, String requestNo, Payment payment) {
+    }
+
+    private Unsettled unsettled() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        sandbox("timeout_after_accept", 0, 1);
+        pay(token, orderNo, requestNo).then().statusCode(202);
+        return new Unsettled(orderNo, token, requestNo, payments.find(MERCHANT, requestNo).await().atMost(BOUND));
+    }
+
+    private static int orderVersion(String orderNo) {
+        return as(MERCHANT).get("/orders/" + orderNo).then().statusCode(200).extract().path("version");
+    }
+}
