@@ -1,6 +1,9 @@
 package io.payonce.idempotency;
 
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -52,13 +55,24 @@ public class TokenRepository {
             WHERE merchant_id = ? AND token = ? AND state = 'IN_PROGRESS'""";
 
     /** A dead owner's token with no payment record behind it can safely execute again. */
+    /**
+     * Dead leases, found by a plain read: a locking scan of the (state, lease_until) index would lock
+     * the index entries of live tokens too and deadlock with their settlements, which lock the token's
+     * row first and its index entry after.
+     */
+    private static final String DEAD_LEASES = """
+            SELECT t.merchant_id, t.token FROM idempotency_tokens t
+            WHERE t.state = 'IN_PROGRESS' AND t.lease_until < ?
+              AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.merchant_id = t.merchant_id AND p.token = t.token)
+            LIMIT ?""";
+
+    /** Releases the dead leases named by primary key, each condition checked again under the row's lock. */
     private static final String RELEASE_DEAD = """
             UPDATE idempotency_tokens t
             SET t.state = 'AVAILABLE', t.lease_until = NULL, t.response_status = NULL, t.response_body = NULL,
                 t.updated_at = ?
-            WHERE t.state = 'IN_PROGRESS' AND t.lease_until < ?
-              AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.merchant_id = t.merchant_id AND p.token = t.token)
-            LIMIT ?""";
+            WHERE (t.merchant_id, t.token) IN (%s) AND t.state = 'IN_PROGRESS' AND t.lease_until < ?
+              AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.merchant_id = t.merchant_id AND p.token = t.token)""";
 
     /** In progress tokens are kept: reconciliation still has to store their answer. */
     private static final String PURGE_EXPIRED = """
@@ -124,9 +138,20 @@ public class TokenRepository {
 
     /** Releases up to {@code batch} dead leases; answers how many. */
     public Uni<Integer> releaseDead(Instant now, int batch) {
-        return pool.preparedQuery(RELEASE_DEAD)
-                .execute(Tuple.of(UtcTime.toColumn(now), UtcTime.toColumn(now), batch))
-                .map(rows -> rows.rowCount());
+        Object at = UtcTime.toColumn(now);
+        return pool.preparedQuery(DEAD_LEASES).execute(Tuple.of(at, batch)).flatMap(found -> {
+            if (found.size() == 0) {
+                return Uni.createFrom().item(0);
+            }
+            List<Object> args = new ArrayList<>(List.of(at));
+            found.forEach(row -> {
+                args.add(row.getString("merchant_id"));
+                args.add(row.getString("token"));
+            });
+            args.add(at);
+            String keys = String.join(", ", Collections.nCopies(found.size(), "(?, ?)"));
+            return pool.preparedQuery(RELEASE_DEAD.formatted(keys)).execute(Tuple.from(args)).map(rows -> rows.rowCount());
+        });
     }
 
     /** The signing key every instance on this database shares, storing {@code candidate} when there is none. */
