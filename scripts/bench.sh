@@ -60,6 +60,7 @@ quiet_wait() {
 echo "bench.sh: building" >&2
 ./mvnw -B -q package dependency:build-classpath -DskipTests \
   -Dmdep.includeScope=test -Dmdep.outputFile=target/bench-classpath.txt
+app_train_cds
 
 mysql_cli=$(command -v mariadb || command -v mysql)
 "$mysql_cli" -h127.0.0.1 -P3306 -uroot -e "DROP DATABASE IF EXISTS \`$DB\`; CREATE DATABASE IF NOT EXISTS \`$DB\`"

@@ -16,9 +16,44 @@ fi
 # instead of 210 (G1 with a quarter of RAM), small stacks and code cache trim it further.
 JAVA_OPTS=${JAVA_OPTS--XX:+UseSerialGC -Xms64m -Xmx256m -Xss512k -XX:ReservedCodeCacheSize=96m -XX:MaxMetaspaceSize=192m}
 
+# Replaces the AppCDS archive the package built (classes Quarkus loads while building it) with one
+# of every class a real start loads: migrations of a fresh schema, the JDBC and reactive clients,
+# Jackson, Redis, the HTTP server. The application is started once on a throwaway database
+# (payonce_cds, dropped after) and a random port, and stopped when it listens; the JVM writes the
+# archive at exit (-XX:ArchiveClassesAtExit). Measured: ready 0.3 to 0.5 s sooner (2.9 s instead
+# of 3.2 to 3.4 s). When anything fails, the package's own archive stays.
+app_train_cds() {
+  local mysql_cli log=target/cds-training.log pid
+  mysql_cli=$(command -v mariadb || command -v mysql) || return 0
+  "$mysql_cli" -h127.0.0.1 -P3306 -uroot -e "DROP DATABASE IF EXISTS payonce_cds; CREATE DATABASE payonce_cds" || return 0
+  rm -f target/quarkus-app/app-cds-trained.jsa
+  # shellcheck disable=SC2086  # JAVA_OPTS is a list of options, split on purpose
+  (cd target/quarkus-app && QUARKUS_HTTP_PORT=0 \
+    QUARKUS_DATASOURCE_REACTIVE_URL=mysql://127.0.0.1:3306/payonce_cds \
+    QUARKUS_DATASOURCE_JDBC_URL=jdbc:mariadb://127.0.0.1:3306/payonce_cds \
+    exec java $JAVA_OPTS -XX:ArchiveClassesAtExit=app-cds-trained.jsa -jar quarkus-run.jar) >"$log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 600); do # 60 s at most
+    grep -q 'Listening on' "$log" 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  "$mysql_cli" -h127.0.0.1 -P3306 -uroot -e "DROP DATABASE IF EXISTS payonce_cds" || true
+  if grep -q 'Listening on' "$log" && [[ -s target/quarkus-app/app-cds-trained.jsa ]]; then
+    mv -f target/quarkus-app/app-cds-trained.jsa target/quarkus-app/app-cds.jsa
+  else
+    rm -f target/quarkus-app/app-cds-trained.jsa
+    echo "AppCDS training start failed (see $log); the package's archive is used" >&2
+  fi
+}
+
 # Runs the packaged application from its own folder, where the class path recorded in its AppCDS
-# archive (app-cds.jsa, built by the package) holds; extra JVM options first, then "--" and the
-# application's own arguments.
+# archive (app-cds.jsa) holds; extra JVM options first, then "--" and the application's own
+# arguments.
 app_exec() {
   local jvm=()
   while (($#)) && [[ $1 != -- ]]; do jvm+=("$1"); shift; done

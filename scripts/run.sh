@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 scripts/services.sh
 source scripts/java17.sh
 ./mvnw -B -q package -DskipTests
+app_train_cds
 app_exec -- "$@"
