@@ -67,13 +67,7 @@ mysql_cli=$(command -v mariadb || command -v mysql)
 
 app_pid=
 stop_app() {
-  if [[ -n $app_pid ]] && kill -0 "$app_pid" 2>/dev/null; then
-    kill -TERM "$app_pid" 2>/dev/null || true
-    # graceful shutdown: 1 s readiness delay, then in-flight requests (bounded at 10 s)
-    for _ in $(seq 1 150); do kill -0 "$app_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$app_pid" 2>/dev/null || true
-    wait "$app_pid" 2>/dev/null || true
-  fi
+  [[ -z $app_pid ]] || app_stop "$app_pid"
 }
 trap stop_app EXIT
 

@@ -16,6 +16,16 @@ fi
 # instead of 210 (G1 with a quarter of RAM), small stacks and code cache trim it further.
 JAVA_OPTS=${JAVA_OPTS--XX:+UseSerialGC -Xms64m -Xmx256m -Xss512k -XX:ReservedCodeCacheSize=96m -XX:MaxMetaspaceSize=192m}
 
+# Stops the application started in the background as process $1: SIGTERM, then its graceful
+# shutdown (1 s readiness delay, in-flight requests bounded at 10 s), SIGKILL after 15 s.
+app_stop() {
+  kill -0 "$1" 2>/dev/null || return 0
+  kill -TERM "$1" 2>/dev/null || true
+  for _ in $(seq 1 150); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
 # Replaces the AppCDS archive the package built (classes Quarkus loads while building it) with one
 # of every class a real start loads: migrations of a fresh schema, the JDBC and reactive clients,
 # Jackson, Redis, the HTTP server. The application is started once on a throwaway database
@@ -38,10 +48,7 @@ app_train_cds() {
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
+  app_stop "$pid"
   "$mysql_cli" -h127.0.0.1 -P3306 -uroot -e "DROP DATABASE IF EXISTS payonce_cds" || true
   if grep -q 'Listening on' "$log" && [[ -s target/quarkus-app/app-cds-trained.jsa ]]; then
     mv -f target/quarkus-app/app-cds-trained.jsa target/quarkus-app/app-cds.jsa

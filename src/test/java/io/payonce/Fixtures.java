@@ -138,4 +138,8 @@ public final class Fixtures {
     public static String orderStatus(String merchantId, String orderNo) {
         return as(merchantId).get("/orders/" + orderNo).then().statusCode(200).extract().path("status");
     }
+
+    public static int orderVersion(String merchantId, String orderNo) {
+        return as(merchantId).get("/orders/" + orderNo).then().statusCode(200).extract().path("version");
+    }
 }

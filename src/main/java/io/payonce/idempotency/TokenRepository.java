@@ -55,24 +55,24 @@ public class TokenRepository {
             WHERE merchant_id = ? AND token = ? AND state = 'IN_PROGRESS'""";
 
     /** A dead owner's token with no payment record behind it can safely execute again. */
+    private static final String DEAD = """
+            t.state = 'IN_PROGRESS' AND t.lease_until < ?
+              AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.merchant_id = t.merchant_id AND p.token = t.token)""";
+
     /**
      * Dead leases, found by a plain read: a locking scan of the (state, lease_until) index would lock
      * the index entries of live tokens too and deadlock with their settlements, which lock the token's
      * row first and its index entry after.
      */
-    private static final String DEAD_LEASES = """
-            SELECT t.merchant_id, t.token FROM idempotency_tokens t
-            WHERE t.state = 'IN_PROGRESS' AND t.lease_until < ?
-              AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.merchant_id = t.merchant_id AND p.token = t.token)
-            LIMIT ?""";
+    private static final String DEAD_LEASES = "SELECT t.merchant_id, t.token FROM idempotency_tokens t WHERE "
+            + DEAD + " LIMIT ?";
 
-    /** Releases the dead leases named by primary key, each condition checked again under the row's lock. */
+    /** Releases the dead leases named by primary key, the same conditions checked again under the row's lock. */
     private static final String RELEASE_DEAD = """
             UPDATE idempotency_tokens t
             SET t.state = 'AVAILABLE', t.lease_until = NULL, t.response_status = NULL, t.response_body = NULL,
                 t.updated_at = ?
-            WHERE (t.merchant_id, t.token) IN (%s) AND t.state = 'IN_PROGRESS' AND t.lease_until < ?
-              AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.merchant_id = t.merchant_id AND p.token = t.token)""";
+            WHERE (t.merchant_id, t.token) IN (%s)""" + " AND " + DEAD;
 
     /** In progress tokens are kept: reconciliation still has to store their answer. */
     private static final String PURGE_EXPIRED = """

@@ -258,7 +258,7 @@ public class PaymentExecutor {
      */
     private Uni<Void> settle(PayCommand cmd, long paymentId, Order order, PaymentStatus paymentStatus,
             String txnId, OrderStatus orderStatus, StoredResponse response) {
-        return payments.settle(pool, paymentId, paymentStatus, txnId, order, orderStatus, cmd.token(), response,
+        return payments.settle(paymentId, paymentStatus, txnId, order, orderStatus, cmd.token(), response,
                 UtcTime.now())
                 .flatMap(settled -> settled ? Uni.createFrom().voidItem()
                         : payments.status(paymentId).<Void>map(status -> {

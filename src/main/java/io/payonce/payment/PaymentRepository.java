@@ -115,10 +115,10 @@ public class PaymentRepository {
      * Settles a PROCESSING payment, its PAYING order and its in-progress token (see {@link #SETTLE});
      * false when nothing changed: the payment was settled already or the order moved under it.
      */
-    public Uni<Boolean> settle(SqlClient client, long id, PaymentStatus status, String channelTxnId, Order order,
+    public Uni<Boolean> settle(long id, PaymentStatus status, String channelTxnId, Order order,
             OrderStatus orderStatus, String token, StoredResponse response, Instant now) {
         Object at = UtcTime.toColumn(now);
-        return client.preparedQuery(SETTLE)
+        return pool.preparedQuery(SETTLE)
                 .execute(Tuple.from(new Object[] { order.id(), token, status.name(), channelTxnId, at,
                         orderStatus.name(), at, response.status(), response.body(), at, id, order.version() }))
                 // payment and order both change, so a settlement changes two rows (three with the token)

@@ -3,10 +3,10 @@ package io.payonce.payment;
 import static io.payonce.Fixtures.AMOUNT;
 import static io.payonce.Fixtures.CURRENCY;
 import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.as;
 import static io.payonce.Fixtures.id;
 import static io.payonce.Fixtures.ledgerCharges;
 import static io.payonce.Fixtures.orderStatus;
+import static io.payonce.Fixtures.orderVersion;
 import static io.payonce.Fixtures.pay;
 import static io.payonce.Fixtures.pendingOrder;
 import static io.payonce.Fixtures.sandbox;
@@ -72,7 +72,7 @@ class SettlementTest {
                 () -> assertEquals(PaymentStatus.SUCCEEDED, settled.status()),
                 () -> assertEquals("txn_first", settled.channelTxnId()),
                 () -> assertEquals("PAID", orderStatus(MERCHANT, p.orderNo())),
-                () -> assertEquals(2, orderVersion(p.orderNo()), "PENDING -> PAYING -> PAID, once"),
+                () -> assertEquals(2, orderVersion(MERCHANT, p.orderNo()), "PENDING -> PAYING -> PAID, once"),
                 () -> assertEquals("COMPLETED", db.tokenState(MERCHANT, p.token())));
         pay(p.token(), p.orderNo(), p.requestNo()).then().statusCode(200)
                 .header("Idempotent-Replayed", "true")
@@ -120,7 +120,7 @@ class SettlementTest {
                 () -> assertEquals(PaymentStatus.SUCCEEDED, settled.status()),
                 () -> assertNull(settled.token()),
                 () -> assertEquals("PAID", orderStatus(MERCHANT, orderNo)),
-                () -> assertEquals(2, orderVersion(orderNo)),
+                () -> assertEquals(2, orderVersion(MERCHANT, orderNo)),
                 () -> assertEquals(1, ledgerCharges(MERCHANT, orderNo)));
     }
 
@@ -137,7 +137,4 @@ class SettlementTest {
         return new Unsettled(orderNo, token, requestNo, payments.find(MERCHANT, requestNo).await().atMost(BOUND));
     }
 
-    private static int orderVersion(String orderNo) {
-        return as(MERCHANT).get("/orders/" + orderNo).then().statusCode(200).extract().path("version");
-    }
 }

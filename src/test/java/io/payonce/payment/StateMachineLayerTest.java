@@ -6,6 +6,7 @@ import static io.payonce.Fixtures.id;
 import static io.payonce.Fixtures.ledgerAttempts;
 import static io.payonce.Fixtures.ledgerCharges;
 import static io.payonce.Fixtures.orderStatus;
+import static io.payonce.Fixtures.orderVersion;
 import static io.payonce.Fixtures.payAnswer;
 import static io.payonce.Fixtures.pendingOrder;
 import static io.payonce.Fixtures.sandbox;
@@ -71,7 +72,7 @@ class StateMachineLayerTest {
                 () -> assertEquals(1, ledgerCharges(MERCHANT, orderNo), "charges at the channel"),
                 () -> assertEquals(1, ledgerAttempts(MERCHANT, orderNo), "charge calls at the channel"),
                 () -> assertEquals("PAID", orderStatus(MERCHANT, orderNo)),
-                () -> assertEquals(2, orderVersion(orderNo), "PENDING -> PAYING -> PAID, nothing else"));
+                () -> assertEquals(2, orderVersion(MERCHANT, orderNo), "PENDING -> PAYING -> PAID, nothing else"));
     }
 
     @Test
@@ -106,9 +107,6 @@ class StateMachineLayerTest {
                 () -> assertEquals(1, ledgerCharges(MERCHANT, orderNo), "successful charges at the channel"));
     }
 
-    private static int orderVersion(String orderNo) {
-        return as(MERCHANT).get("/orders/" + orderNo).then().statusCode(200).extract().path("version");
-    }
 
     private static String paymentStatus(String requestNo) {
         return as(MERCHANT).get("/payments/" + requestNo).then().statusCode(200).extract().path("status");
