@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.function.Supplier;
 
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 
 import org.jboss.logging.Logger;
 
@@ -23,7 +23,7 @@ import io.vertx.mutiny.redis.client.Command;
  * path, and nothing read here decides a payment. When Redis fails its health probe, the calls are
  * skipped altogether until it answers again, so a Redis outage costs no timeouts per request.
  */
-@ApplicationScoped
+@Singleton
 public class RedisFastPath {
 
     private static final Logger LOG = Logger.getLogger(RedisFastPath.class);

@@ -2,7 +2,7 @@ package io.payonce.idempotency;
 
 import java.time.Instant;
 
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 
 import io.payonce.PayOnceConfig;
 import io.payonce.mysql.MysqlErrors;
@@ -15,7 +15,7 @@ import io.vertx.mutiny.sqlclient.SqlClient;
  * by its first use, inside the transaction that also inserts the payment record, so a payment costs no
  * commit of its own for the token. The row's unique key and conditional updates decide who owns it.
  */
-@ApplicationScoped
+@Singleton
 public class TokenService {
 
     private final TokenRepository tokens;

@@ -12,8 +12,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.inject.Singleton;
 
 import org.jboss.logging.Logger;
 
@@ -26,7 +26,7 @@ import io.smallrye.mutiny.Uni;
  * token signed for one merchant fails the check for every other, so it can be neither used nor probed
  * across merchants, and a made-up token is refused before anything is looked up.
  */
-@ApplicationScoped
+@Singleton
 public class TokenSigner {
 
     private static final Logger LOG = Logger.getLogger(TokenSigner.class);

@@ -5,7 +5,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -14,7 +14,7 @@ import io.micrometer.core.instrument.MeterRegistry;
  * Counters for the duplicates each layer stopped and the answers replayed. Each counter is looked up
  * once: a registry lookup builds and sorts the meter's tags, on every replay otherwise.
  */
-@ApplicationScoped
+@Singleton
 public class PayMetrics {
 
     /** The layer that stopped a duplicate. */

@@ -3,7 +3,7 @@ package io.payonce.payment;
 import java.time.Duration;
 import java.time.Instant;
 
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 
 import io.payonce.idempotency.CachedResult;
 import io.payonce.idempotency.Claim;
@@ -28,7 +28,7 @@ import io.smallrye.mutiny.Uni;
  * {@link PaymentExecutor}; every other copy replays the stored answer or waits for it. With Redis
  * empty or down every copy simply takes the MySQL path.
  */
-@ApplicationScoped
+@Singleton
 public class PayService {
 
     private static final int CLAIM_TRIES = 3;
