@@ -13,7 +13,12 @@ import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.Tuple;
 
-/** SQL for idempotency tokens (layer 1). Each state change names the state it expects. */
+/**
+ * SQL for idempotency tokens (layer 1). Each state change names the state it expects, and finds its row
+ * by the key it names, forced: when few rows are in a state, MariaDB's optimizer may prefer the
+ * (state, lease_until) index and so lock the entries of other tokens in that state, which is how the
+ * release of dead leases came to wait for settlements (and once deadlock with them).
+ */
 @ApplicationScoped
 public class TokenRepository {
 
@@ -31,7 +36,7 @@ public class TokenRepository {
      * fingerprint is unbound or equal to its own into IN_PROGRESS.
      */
     private static final String CLAIM = """
-            UPDATE idempotency_tokens
+            UPDATE idempotency_tokens FORCE INDEX (uq_tokens_merchant_token)
             SET state = 'IN_PROGRESS', fingerprint = ?, request_no = ?, lease_until = ?,
                 response_status = NULL, response_body = NULL, updated_at = ?
             WHERE merchant_id = ? AND token = ? AND state = 'AVAILABLE' AND expires_at > ?
@@ -40,18 +45,18 @@ public class TokenRepository {
     private static final String FIND = "SELECT " + IdempotencyToken.COLUMNS + " FROM idempotency_tokens WHERE merchant_id = ? AND token = ?";
 
     private static final String COMPLETE = """
-            UPDATE idempotency_tokens
+            UPDATE idempotency_tokens FORCE INDEX (uq_tokens_merchant_token)
             SET state = 'COMPLETED', response_status = ?, response_body = ?, lease_until = NULL, updated_at = ?
             WHERE merchant_id = ? AND token = ? AND state = 'IN_PROGRESS'""";
 
     private static final String RELEASE = """
-            UPDATE idempotency_tokens
+            UPDATE idempotency_tokens FORCE INDEX (uq_tokens_merchant_token)
             SET state = 'AVAILABLE', lease_until = NULL, response_status = NULL, response_body = NULL, updated_at = ?
             WHERE merchant_id = ? AND token = ? AND state = 'IN_PROGRESS'""";
 
     /** Records the interim 202 of an unknown channel outcome; the token stays IN_PROGRESS. */
     private static final String RECORD_INTERIM = """
-            UPDATE idempotency_tokens SET response_status = ?, response_body = ?, updated_at = ?
+            UPDATE idempotency_tokens FORCE INDEX (uq_tokens_merchant_token) SET response_status = ?, response_body = ?, updated_at = ?
             WHERE merchant_id = ? AND token = ? AND state = 'IN_PROGRESS'""";
 
     /** A dead owner's token with no payment record behind it can safely execute again. */
@@ -67,12 +72,15 @@ public class TokenRepository {
     private static final String DEAD_LEASES = "SELECT t.merchant_id, t.token FROM idempotency_tokens t WHERE "
             + DEAD + " LIMIT ?";
 
-    /** Releases the dead leases named by primary key, the same conditions checked again under the row's lock. */
+    /**
+     * Releases the dead leases named by key, the same conditions checked again under the row's lock.
+     * Keys are equalities ORed, not a row-constructor IN, which MariaDB scans the whole table for.
+     */
     private static final String RELEASE_DEAD = """
-            UPDATE idempotency_tokens t
+            UPDATE idempotency_tokens t FORCE INDEX (uq_tokens_merchant_token)
             SET t.state = 'AVAILABLE', t.lease_until = NULL, t.response_status = NULL, t.response_body = NULL,
                 t.updated_at = ?
-            WHERE (t.merchant_id, t.token) IN (%s)""" + " AND " + DEAD;
+            WHERE (%s)""" + " AND " + DEAD;
 
     /** In progress tokens are kept: reconciliation still has to store their answer. */
     private static final String PURGE_EXPIRED = """
@@ -149,7 +157,7 @@ public class TokenRepository {
                 args.add(row.getString("token"));
             });
             args.add(at);
-            String keys = String.join(", ", Collections.nCopies(found.size(), "(?, ?)"));
+            String keys = String.join(" OR ", Collections.nCopies(found.size(), "(t.merchant_id = ? AND t.token = ?)"));
             return pool.preparedQuery(RELEASE_DEAD.formatted(keys)).execute(Tuple.from(args)).map(rows -> rows.rowCount());
         });
     }

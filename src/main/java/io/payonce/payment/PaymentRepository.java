@@ -18,7 +18,11 @@ import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.Tuple;
 
-/** SQL for payment records. The unique index on (merchant_id, request_no) is layer 2. */
+/**
+ * SQL for payment records. The unique index on (merchant_id, request_no) is layer 2. A statement that
+ * names payments by id forces the primary key, so the optimizer cannot pick the (status, updated_at)
+ * index instead and lock every PROCESSING payment, and the gap new ones are inserted into.
+ */
 @ApplicationScoped
 public class PaymentRepository {
 
@@ -37,9 +41,9 @@ public class PaymentRepository {
      * final answer. A token that is not in progress (there is none, or it was settled) is left alone.
      */
     private static final String SETTLE = """
-            UPDATE payments p
+            UPDATE payments p FORCE INDEX (PRIMARY)
             JOIN orders o ON o.id = ?
-            LEFT JOIN idempotency_tokens t ON t.merchant_id = p.merchant_id AND t.token = ? AND t.state = 'IN_PROGRESS'
+            LEFT JOIN idempotency_tokens t FORCE INDEX (uq_tokens_merchant_token) ON t.merchant_id = p.merchant_id AND t.token = ? AND t.state = 'IN_PROGRESS'
             SET p.status = ?, p.channel_txn_id = ?, p.updated_at = ?,
                 o.status = ?, o.version = o.version + 1, o.updated_at = ?,
                 t.state = 'COMPLETED', t.response_status = ?, t.response_body = ?, t.lease_until = NULL, t.updated_at = ?
@@ -49,7 +53,7 @@ public class PaymentRepository {
 
     /** Only a charge the channel never accepted is undone, so nothing that was charged is forgotten. */
     private static final String DELETE_UNACCEPTED = """
-            DELETE FROM payments WHERE id = ? AND status = 'PROCESSING'""";
+            DELETE p FROM payments p FORCE INDEX (PRIMARY) WHERE p.id = ? AND p.status = 'PROCESSING'""";
 
     /** PROCESSING payments old enough to reconcile and not leased: read without a lock, then claimed. */
     private static final String RECONCILABLE = """
@@ -64,7 +68,7 @@ public class PaymentRepository {
      * deadlock; a payment another reconciler leased meanwhile no longer matches.
      */
     private static final String CLAIM_FOR_RECONCILE = """
-            UPDATE payments SET reconcile_after = ?, reconcile_claim = ?
+            UPDATE payments FORCE INDEX (PRIMARY) SET reconcile_after = ?, reconcile_claim = ?
             WHERE id IN (%s) AND status = 'PROCESSING' AND (reconcile_after IS NULL OR reconcile_after <= ?)""";
 
     private static final String CLAIMED = "SELECT " + Payment.COLUMNS
@@ -72,7 +76,7 @@ public class PaymentRepository {
 
     /** The channel still cannot tell: try again after the backoff. */
     private static final String POSTPONE = """
-            UPDATE payments SET reconcile_after = ?, reconcile_attempts = reconcile_attempts + 1, reconcile_claim = NULL
+            UPDATE payments FORCE INDEX (PRIMARY) SET reconcile_after = ?, reconcile_attempts = reconcile_attempts + 1, reconcile_claim = NULL
             WHERE id = ? AND status = 'PROCESSING' AND reconcile_claim = ?""";
 
     private final Pool pool;

@@ -25,6 +25,10 @@ import io.payonce.Fixtures;
 import io.payonce.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.SqlConnection;
+import io.vertx.mutiny.sqlclient.Transaction;
+import io.vertx.mutiny.sqlclient.Tuple;
 
 /** Recovery: payments left PROCESSING, dead token leases, expired tokens. The job is run by hand. */
 @QuarkusTest
@@ -37,6 +41,9 @@ class ReconcilerTest {
 
     @Inject
     Reconciler reconciler;
+
+    @Inject
+    Pool pool;
 
     @BeforeEach
     void clean() {
@@ -145,13 +152,9 @@ class ReconcilerTest {
     @Test
     void deadLeaseWithoutPayment_isReleased_andTheRetryExecutes() {
         String orderNo = pendingOrder();
-        String token = token();
         String requestNo = id("req");
         // an owner that claimed the token and died before its payment record existed
-        db.execute("INSERT INTO idempotency_tokens (merchant_id, token, state, fingerprint, request_no, lease_until,"
-                + " expires_at) VALUES (?, ?, 'IN_PROGRESS', ?, ?, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE,"
-                + " UTC_TIMESTAMP(3) + INTERVAL 1 DAY)", MERCHANT, token,
-                io.payonce.idempotency.Fingerprint.of(MERCHANT, orderNo, requestNo, AMOUNT, null), requestNo);
+        String token = inProgressToken("- INTERVAL 1 MINUTE", orderNo, requestNo);
         as(MERCHANT).header("Idempotency-Key", token).header("Prefer", "wait=0")
                 .body(Fixtures.payBody(orderNo, requestNo, AMOUNT)).post("/pay").then().statusCode(409);
 
@@ -160,6 +163,43 @@ class ReconcilerTest {
         assertEquals(1, report.leasesReleased());
         pay(token, orderNo, requestNo).then().statusCode(200).body("status", equalTo("PAID"));
         assertEquals(1, Fixtures.ledgerCharges(MERCHANT, orderNo));
+    }
+
+    /**
+     * The deadlock the benchmark found: a settlement holds a live token's row and index entry while the
+     * release of dead leases runs. The release must neither wait for that lock nor touch the live token.
+     * A locking scan of the (state, lease_until) index, as the release once was, waits here for the open
+     * transaction (innodb_lock_wait_timeout, 50 s by default) and fails the bound.
+     */
+    @Test
+    void releasingDeadLeases_doesNotWaitForALiveTokenBeingSettled() {
+        String dead = inProgressToken("- INTERVAL 1 MINUTE", id("order"), id("req"));
+        String live = inProgressToken("+ INTERVAL 1 MINUTE", id("order"), id("req"));
+        SqlConnection settlement = pool.getConnection().await().atMost(RUN);
+        try {
+            Transaction tx = settlement.begin().await().atMost(RUN);
+            settlement.preparedQuery("UPDATE idempotency_tokens SET state = 'COMPLETED', lease_until = NULL"
+                    + " WHERE merchant_id = ? AND token = ?").execute(Tuple.of(MERCHANT, live)).await().atMost(RUN);
+
+            int released = reconciler.releaseDeadLeases().await().atMost(Duration.ofSeconds(10));
+
+            assertEquals(1, released);
+            tx.commit().await().atMost(RUN);
+        } finally {
+            settlement.closeAndAwait();
+        }
+        assertEquals("AVAILABLE", db.tokenState(MERCHANT, dead));
+        assertEquals("COMPLETED", db.tokenState(MERCHANT, live));
+    }
+
+    /** A token claimed for the request without a payment record, its lease ending {@code leaseFromNow} (SQL). */
+    private String inProgressToken(String leaseFromNow, String orderNo, String requestNo) {
+        String token = token();
+        db.execute("INSERT INTO idempotency_tokens (merchant_id, token, state, fingerprint, request_no, lease_until,"
+                + " expires_at) VALUES (?, ?, 'IN_PROGRESS', ?, ?, UTC_TIMESTAMP(3) " + leaseFromNow + ","
+                + " UTC_TIMESTAMP(3) + INTERVAL 1 DAY)", MERCHANT, token,
+                io.payonce.idempotency.Fingerprint.of(MERCHANT, orderNo, requestNo, AMOUNT, null), requestNo);
+        return token;
     }
 
     @Test
