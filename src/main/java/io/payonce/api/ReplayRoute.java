@@ -55,7 +55,8 @@ public class ReplayRoute {
     }
 
     void register(@Observes Router router) {
-        BodyHandler bodies = BodyHandler.create(false).setBodyLimit(maxBodyBytes);
+        // a buffer of the declared length (at most 64 KiB) instead of 1 KiB: 7 % of what a replay allocated
+        BodyHandler bodies = BodyHandler.create(false).setBodyLimit(maxBodyBytes).setPreallocateBodyBuffer(true);
         // the REST layer takes a body that a body handler read already (RoutingContext.body()), but waits
         // forever for an empty one: only requests that declare a non-empty body are read here
         router.post("/pay").order(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT)
