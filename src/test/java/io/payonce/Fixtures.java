@@ -67,6 +67,17 @@ public final class Fixtures {
         return new PayRequest(orderNo, token, id("req"));
     }
 
+    /**
+     * A fresh request paid while the sandbox accepts the charge and its answer times out: a 202, the
+     * payment left PROCESSING and the token IN_PROGRESS, the charge in the ledger.
+     */
+    public static PayRequest unsettledPayment() {
+        PayRequest request = payRequest();
+        sandbox("timeout_after_accept", 0, 1);
+        pay(request).then().statusCode(202);
+        return request;
+    }
+
     public static Map<String, Object> payBody(String orderNo, String requestNo, long amount) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("order_no", orderNo);

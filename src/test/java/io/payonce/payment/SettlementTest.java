@@ -9,9 +9,8 @@ import static io.payonce.Fixtures.orderStatus;
 import static io.payonce.Fixtures.orderVersion;
 import static io.payonce.Fixtures.pay;
 import static io.payonce.Fixtures.pendingOrder;
-import static io.payonce.Fixtures.sandbox;
 import static io.payonce.Fixtures.sandboxNormal;
-import static io.payonce.Fixtures.token;
+import static io.payonce.Fixtures.unsettledPayment;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -26,6 +25,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import io.payonce.Fixtures.PayRequest;
 import io.payonce.TestDatabase;
 import io.payonce.channel.ChargeResult;
 import io.quarkus.test.junit.QuarkusTest;
@@ -56,8 +56,8 @@ class SettlementTest {
 
     @Test
     void secondSettlementOfOnePayment_changesNothing() {
-        Unsettled p = unsettled();
-        Payment processing = p.payment();
+        PayRequest p = unsettledPayment();
+        Payment processing = payment(p);
 
         PaymentExecutor.Executed first = executor.settleReconciled(processing, new ChargeResult.Succeeded("txn_first"))
                 .await().atMost(BOUND);
@@ -74,7 +74,7 @@ class SettlementTest {
                 () -> assertEquals("PAID", orderStatus(MERCHANT, p.orderNo())),
                 () -> assertEquals(2, orderVersion(MERCHANT, p.orderNo()), "PENDING -> PAYING -> PAID, once"),
                 () -> assertEquals("COMPLETED", db.tokenState(MERCHANT, p.token())));
-        pay(p.token(), p.orderNo(), p.requestNo()).then().statusCode(200)
+        pay(p).then().statusCode(200)
                 .header("Idempotent-Replayed", "true")
                 .body("status", equalTo("PAID"))
                 .body("channel_txn_id", equalTo("txn_first"));
@@ -82,8 +82,8 @@ class SettlementTest {
 
     @Test
     void settlementWhoseOrderMovedUnderIt_writesNothing() {
-        Unsettled p = unsettled();
-        Payment processing = p.payment();
+        PayRequest p = unsettledPayment();
+        Payment processing = payment(p);
         // a writer outside the state machine's rules: the settlement's version check must refuse
         db.execute("UPDATE orders SET status = 'PENDING', version = version + 1 WHERE order_no = ?", p.orderNo());
 
@@ -124,17 +124,9 @@ class SettlementTest {
                 () -> assertEquals(1, ledgerCharges(MERCHANT, orderNo)));
     }
 
-    /** A payment left PROCESSING by a charge whose answer timed out, with its token still in progress. */
-    private record Unsettled(String orderNo, String token, String requestNo, Payment payment) {
-    }
-
-    private Unsettled unsettled() {
-        String orderNo = pendingOrder();
-        String token = token();
-        String requestNo = id("req");
-        sandbox("timeout_after_accept", 0, 1);
-        pay(token, orderNo, requestNo).then().statusCode(202);
-        return new Unsettled(orderNo, token, requestNo, payments.find(MERCHANT, requestNo).await().atMost(BOUND));
+    /** The request's payment record as the settlement reads it. */
+    private Payment payment(PayRequest p) {
+        return payments.find(MERCHANT, p.requestNo()).await().atMost(BOUND);
     }
 
 }

@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
 
 import io.payonce.Concurrently;
 import io.payonce.Fixtures;
+import io.payonce.Fixtures.PayRequest;
 import io.payonce.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
@@ -52,14 +53,10 @@ class ReconcilerTest {
     }
 
     /** An unknown channel outcome, as old as reconciliation requires. */
-    private String[] unknownOutcome() {
-        String orderNo = pendingOrder();
-        String token = token();
-        String requestNo = id("req");
-        Fixtures.sandbox("timeout_after_accept", 0, 1);
-        pay(token, orderNo, requestNo).then().statusCode(202);
+    private PayRequest unknownOutcome() {
+        PayRequest p = Fixtures.unsettledPayment();
         ageProcessingPayments();
-        return new String[] { orderNo, token, requestNo };
+        return p;
     }
 
     private void ageProcessingPayments() {
@@ -72,60 +69,53 @@ class ReconcilerTest {
 
     @Test
     void chargeSucceededAtChannel_settlesPaid_andDuplicatesGetThe200() {
-        String[] p = unknownOutcome();
+        PayRequest p = unknownOutcome();
 
         Reconciler.Report report = run();
 
         assertEquals(1, report.settled());
-        assertEquals("PAID", Fixtures.orderStatus(MERCHANT, p[0]));
-        as(MERCHANT).get("/payments/" + p[2]).then().body("status", equalTo("SUCCEEDED"));
-        pay(p[1], p[0], p[2]).then().statusCode(200)
+        assertEquals("PAID", Fixtures.orderStatus(MERCHANT, p.orderNo()));
+        as(MERCHANT).get("/payments/" + p.requestNo()).then().body("status", equalTo("SUCCEEDED"));
+        pay(p).then().statusCode(200)
                 .header("Idempotent-Replayed", "true")
                 .body("status", equalTo("PAID"))
-                .body("request_no", equalTo(p[2]));
-        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, p[0]));
-        assertEquals(1, Fixtures.ledgerAttempts(MERCHANT, p[0]), "reconciliation queried, it never charged");
+                .body("request_no", equalTo(p.requestNo()));
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, p.orderNo()));
+        assertEquals(1, Fixtures.ledgerAttempts(MERCHANT, p.orderNo()), "reconciliation queried, it never charged");
     }
 
     @Test
     void unknownToChannel_settlesFailed_orderPayableAgain_stored402() {
-        String orderNo = pendingOrder();
-        String token = token();
-        String requestNo = id("req");
         // a process that died after its payment record committed and before the charge left
-        Fixtures.sandbox("timeout_after_accept", 0, 1);
-        pay(token, orderNo, requestNo).then().statusCode(202);
-        db.execute("DELETE FROM sandbox_charges WHERE request_no = ?", requestNo);
+        PayRequest p = Fixtures.unsettledPayment();
+        db.execute("DELETE FROM sandbox_charges WHERE request_no = ?", p.requestNo());
         ageProcessingPayments();
 
         run();
 
-        as(MERCHANT).get("/payments/" + requestNo).then().body("status", equalTo("FAILED"));
-        assertEquals("PENDING", Fixtures.orderStatus(MERCHANT, orderNo));
-        pay(token, orderNo, requestNo).then().statusCode(402).body("code", equalTo("payment_declined"));
-        pay(token(), orderNo, id("req")).then().statusCode(200);
-        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, orderNo));
+        as(MERCHANT).get("/payments/" + p.requestNo()).then().body("status", equalTo("FAILED"));
+        assertEquals("PENDING", Fixtures.orderStatus(MERCHANT, p.orderNo()));
+        pay(p).then().statusCode(402).body("code", equalTo("payment_declined"));
+        pay(token(), p.orderNo(), id("req")).then().statusCode(200);
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, p.orderNo()));
     }
 
     @Test
     void tooYoungPayment_isLeftToItsOwner() {
-        String orderNo = pendingOrder();
-        Fixtures.sandbox("timeout_after_accept", 0, 1);
-        String requestNo = id("req");
-        pay(token(), orderNo, requestNo).then().statusCode(202);
+        PayRequest p = Fixtures.unsettledPayment();
 
         Reconciler.Report report = run();
 
         assertEquals(0, report.settled() + report.postponed());
-        as(MERCHANT).get("/payments/" + requestNo).then().body("status", equalTo("PROCESSING"));
+        as(MERCHANT).get("/payments/" + p.requestNo()).then().body("status", equalTo("PROCESSING"));
     }
 
     @Test
     void duplicateWaitingDuringReconciliation_isAnsweredWithTheSettledResult() throws Exception {
-        String[] p = unknownOutcome();
+        PayRequest p = unknownOutcome();
         CompletableFuture<Response> waiting = CompletableFuture.supplyAsync(() -> as(MERCHANT)
-                .header("Idempotency-Key", p[1]).header("Prefer", "wait=8")
-                .body(Fixtures.payBody(p[0], p[2], AMOUNT)).post("/pay"));
+                .header("Idempotency-Key", p.token()).header("Prefer", "wait=8")
+                .body(p.body()).post("/pay"));
         Thread.sleep(500);
 
         run();
@@ -137,15 +127,15 @@ class ReconcilerTest {
 
     @Test
     void reconcilersOnSeveralInstancesAtOnce_settleEachPaymentOnce() {
-        String[] a = unknownOutcome();
-        String[] b = unknownOutcome();
+        PayRequest a = unknownOutcome();
+        PayRequest b = unknownOutcome();
 
         List<Reconciler.Report> reports = Concurrently.all(4, RUN, (g, c) -> run());
 
         assertEquals(2, reports.stream().mapToInt(Reconciler.Report::settled).sum());
-        for (String[] p : List.of(a, b)) {
-            assertEquals("PAID", Fixtures.orderStatus(MERCHANT, p[0]));
-            assertEquals(1, Fixtures.ledgerCharges(MERCHANT, p[0]));
+        for (PayRequest p : List.of(a, b)) {
+            assertEquals("PAID", Fixtures.orderStatus(MERCHANT, p.orderNo()));
+            assertEquals(1, Fixtures.ledgerCharges(MERCHANT, p.orderNo()));
         }
     }
 
@@ -204,14 +194,14 @@ class ReconcilerTest {
 
     @Test
     void deadLeaseWithPayment_isNotReleased_reconciliationSettlesIt() {
-        String[] p = unknownOutcome();
-        db.execute("UPDATE idempotency_tokens SET lease_until = UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE WHERE token = ?", p[1]);
+        PayRequest p = unknownOutcome();
+        db.execute("UPDATE idempotency_tokens SET lease_until = UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE WHERE token = ?", p.token());
 
         Reconciler.Report report = run();
 
         assertEquals(0, report.leasesReleased());
-        assertEquals("COMPLETED", db.tokenState(MERCHANT, p[1]));
-        assertEquals("PAID", Fixtures.orderStatus(MERCHANT, p[0]));
+        assertEquals("COMPLETED", db.tokenState(MERCHANT, p.token()));
+        assertEquals("PAID", Fixtures.orderStatus(MERCHANT, p.orderNo()));
     }
 
     @Test
@@ -219,13 +209,13 @@ class ReconcilerTest {
         for (int i = 0; i < 3; i++) {
             pay(token(), pendingOrder(), id("req")).then().statusCode(200);
         }
-        String[] p = unknownOutcome();
+        PayRequest p = unknownOutcome();
         db.execute("UPDATE idempotency_tokens SET expires_at = '2020-01-01 00:00:00'");
-        db.execute("UPDATE payments SET created_at = UTC_TIMESTAMP(3) WHERE request_no = ?", p[2]);
+        db.execute("UPDATE payments SET created_at = UTC_TIMESTAMP(3) WHERE request_no = ?", p.requestNo());
 
         Reconciler.Report report = run();
 
         assertTrue(report.tokensPurged() >= 3, report.toString());
-        assertEquals("IN_PROGRESS", db.tokenState(MERCHANT, p[1]));
+        assertEquals("IN_PROGRESS", db.tokenState(MERCHANT, p.token()));
     }
 }
