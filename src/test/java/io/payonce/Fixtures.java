@@ -32,7 +32,11 @@ public final class Fixtures {
 
     /** A PENDING order of {@link #AMOUNT} {@link #CURRENCY}; returns its order number. */
     public static String pendingOrder(String merchantId) {
-        String orderNo = id("ord");
+        return pendingOrder(merchantId, id("ord"));
+    }
+
+    /** A PENDING order of {@link #AMOUNT} {@link #CURRENCY} under the given order number. */
+    public static String pendingOrder(String merchantId, String orderNo) {
         as(merchantId).body(Map.of("order_no", orderNo, "amount", AMOUNT, "currency", CURRENCY))
                 .post("/orders").then().statusCode(201);
         return orderNo;

@@ -33,6 +33,11 @@ public class TestDatabase {
         for (String table : TABLES) {
             pool.query("DELETE FROM " + table).execute().await().atMost(TIMEOUT);
         }
+        forgetCachedAnswers();
+    }
+
+    /** Drops PayOnce's keys from Redis, as a flush or an eviction would; MySQL keeps every answer. */
+    public void forgetCachedAnswers() {
         try {
             for (String key : redis.key().keys("po:*")) {
                 redis.key().del(key);

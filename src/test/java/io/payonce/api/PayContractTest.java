@@ -218,6 +218,53 @@ class PayContractTest {
         assertEquals("PENDING", Fixtures.orderStatus(MERCHANT, otherOrder));
     }
 
+    /**
+     * The longest answers a token can keep (every identifier at its 64 characters; a paid body, a
+     * decline, a request number conflict) are kept whole in MySQL: replayed from there, once Redis no
+     * longer holds them, byte for byte.
+     */
+    @Test
+    void longestAnswers_areKeptWhole_andReplayedFromMySqlWhenRedisHasForgotten() {
+        String paidRequestNo = longest("req");
+        String paidToken = token();
+        String paidOrder = longestPendingOrder();
+        Response paid = pay(paidToken, paidOrder, paidRequestNo);
+        paid.then().statusCode(200);
+        String conflictToken = token();
+        String conflictOrder = longestPendingOrder();
+        Response conflict = pay(conflictToken, conflictOrder, paidRequestNo);
+        conflict.then().statusCode(409).body("code", equalTo("request_no_conflict"));
+        String declinedRequestNo = longest("req");
+        String declinedToken = token();
+        String declinedOrder = longestPendingOrder();
+        Fixtures.sandbox("decline", 0, 1);
+        Response declined = pay(declinedToken, declinedOrder, declinedRequestNo);
+        declined.then().statusCode(402);
+
+        db.forgetCachedAnswers();
+
+        assertReplayed(paid, pay(paidToken, paidOrder, paidRequestNo));
+        assertReplayed(conflict, pay(conflictToken, conflictOrder, paidRequestNo));
+        assertReplayed(declined, pay(declinedToken, declinedOrder, declinedRequestNo));
+        assertEquals(1, Fixtures.ledgerAttempts(MERCHANT, paidOrder), "nothing executed again");
+    }
+
+    /** A fresh identifier at the longest the format allows. */
+    private static String longest(String prefix) {
+        String id = id(prefix);
+        return id + "x".repeat(Identifiers.MAX_LENGTH - id.length());
+    }
+
+    private static String longestPendingOrder() {
+        return pendingOrder(MERCHANT, longest("ord"));
+    }
+
+    private static void assertReplayed(Response first, Response again) {
+        assertEquals(first.statusCode(), again.statusCode());
+        assertEquals(first.asString(), again.asString());
+        assertEquals("true", again.header("Idempotent-Replayed"));
+    }
+
     @Test
     void channelDeclines_returns402_paymentFailed_orderPayableAgain() {
         PayRequest request = payRequest();

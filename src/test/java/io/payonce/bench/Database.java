@@ -45,11 +45,14 @@ final class Database implements AutoCloseable {
             Map<String, Long> statements) {
     }
 
-    /** Statement counters worth a per-payment figure: how many round trips a payment costs the server. */
+    /**
+     * Statement counters worth a per-payment figure: how many round trips a payment costs the server,
+     * and the internal temporary tables its statements made (on disk: a file created and removed each).
+     */
     private static final String STATEMENTS = """
             SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
             WHERE VARIABLE_NAME IN ('COM_STMT_PREPARE', 'COM_STMT_EXECUTE', 'COM_STMT_CLOSE', 'COM_BEGIN',
-                                    'COM_COMMIT', 'QUESTIONS')""";
+                                    'COM_COMMIT', 'QUESTIONS', 'CREATED_TMP_TABLES', 'CREATED_TMP_DISK_TABLES')""";
 
     Database(Vertx vertx, String host, int port, String schema, String user, String password,
             boolean cachePreparedStatements) {

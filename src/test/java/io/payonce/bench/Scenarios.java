@@ -167,7 +167,7 @@ final class Scenarios {
             checks.add("commits: " + delta.rwCommits() + " trx_rw_commits over " + run.completed() + " payments = "
                     + String.format("%.2f", commitsPerPayment) + " per payment; rows changed per payment "
                     + perPayment(delta.ownRowsChanged(), run.completed()).encode()
-                    + "; server statements per payment " + perPayment(delta.statements(), run.completed()).encode()
+                    + "; server statements and temporary tables per payment " + perPayment(delta.statements(), run.completed()).encode()
                     + (delta.foreignRowsChanged() > 0
                             ? "; WARNING other clients changed " + delta.foreignRowsChanged()
                                     + " rows in other schemas meanwhile, so the count includes their commits"
