@@ -1,5 +1,6 @@
 package io.payonce.payment;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.function.Function;
 
@@ -21,7 +22,10 @@ import io.payonce.order.OrderStatus;
 import io.payonce.payment.PayMetrics.Layer;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.sqlclient.ClosedConnectionException;
 import io.vertx.mutiny.sqlclient.SqlClient;
+import io.vertx.mutiny.sqlclient.SqlConnection;
+import io.vertx.mutiny.sqlclient.Transaction;
 
 /**
  * Layers 2 and 3 and the charge: the payment record under its unique request number and the order's
@@ -33,6 +37,7 @@ import io.vertx.mutiny.sqlclient.SqlClient;
 public class PaymentExecutor {
 
     private static final Logger LOG = Logger.getLogger(PaymentExecutor.class);
+    private static final Duration ROLLBACK_BOUND = Duration.ofSeconds(2);
 
     private final Pool pool;
     private final OrderRepository orders;
@@ -85,8 +90,13 @@ public class PaymentExecutor {
      * {@link PayOutcome.Processing}, never a retryable error.
      */
     public Uni<Executed> execute(PayCommand cmd, TokenUse use) {
-        return inTransaction(tx -> (use == null ? Uni.createFrom().voidItem() : tokens.claimIn(tx, cmd.merchantId(), use))
-                .flatMap(claimed -> open(tx, cmd)))
+        return inTransaction(tx -> Uni.combine().all()
+                // the claim and the order's read go out together (with BEGIN, see inTransaction); the
+                // read takes no lock and changes nothing, so it is harmless whatever happens to the claim
+                .unis(use == null ? Uni.createFrom().voidItem() : tokens.claimIn(tx, cmd.merchantId(), use),
+                        orders.find(tx, cmd.merchantId(), cmd.orderNo()))
+                .with((claimed, order) -> order)
+                .flatMap(order -> open(tx, cmd, order)))
                 // a deadlock victim was rolled back whole, so it can simply run again
                 .onFailure(MysqlErrors::isDeadlock).retry().atMost(2)
                 .onFailure(Stop.class).recoverWithUni(stop -> finishFirst(cmd, use, ((Stop) stop).outcome))
@@ -109,30 +119,29 @@ public class PaymentExecutor {
     /**
      * Layer 2 then layer 3, after the claim, in one transaction: either the charge may be sent
      * ({@link Started}), or the request stops with an answer stored with the token ({@link Executed}). A
-     * refusal of either layer rolls everything back (see {@link #finishFirst}). The order is read without
+     * refusal of either layer rolls everything back (see {@link #finishFirst}). The order was read without
      * a lock: the conditional update alone decides, so two requests for one order cannot both move it
-     * whatever they read.
+     * whatever they read. The UPDATE waits for the INSERT's answer: sent together, after a deadlock that
+     * rolled the INSERT's transaction back MySQL would run the UPDATE on its own, in autocommit.
      */
-    private Uni<Object> open(SqlClient tx, PayCommand cmd) {
-        return orders.find(tx, cmd.merchantId(), cmd.orderNo()).flatMap(order -> {
-            if (order == null) {
-                return stopIn(tx, cmd, new PayOutcome.OrderNotFound(cmd.orderNo(), cmd.requestNo()));
-            }
-            if (order.amount() != cmd.amount() || (cmd.currency() != null && !cmd.currency().equals(order.currency()))) {
-                return stopIn(tx, cmd, new PayOutcome.AmountMismatch(cmd.orderNo(), cmd.requestNo()));
-            }
-            Instant now = UtcTime.now();
-            return payments.insert(tx, cmd.merchantId(), cmd.requestNo(), cmd.orderNo(), cmd.token(),
-                    order.amount(), order.currency(), now)
-                    .flatMap(paymentId -> orders.transition(tx, order, OrderStatus.PENDING, OrderStatus.PAYING, now)
-                            .map(moved -> {
-                                if (!moved) {
-                                    metrics.stopped(Layer.STATE_MACHINE);
-                                    throw new Stop(new PayOutcome.OrderNotPayable(cmd.orderNo(), cmd.requestNo()));
-                                }
-                                return new Started(paymentId, order.movedTo(OrderStatus.PAYING, now));
-                            }));
-        });
+    private Uni<Object> open(SqlClient tx, PayCommand cmd, Order order) {
+        if (order == null) {
+            return stopIn(tx, cmd, new PayOutcome.OrderNotFound(cmd.orderNo(), cmd.requestNo()));
+        }
+        if (order.amount() != cmd.amount() || (cmd.currency() != null && !cmd.currency().equals(order.currency()))) {
+            return stopIn(tx, cmd, new PayOutcome.AmountMismatch(cmd.orderNo(), cmd.requestNo()));
+        }
+        Instant now = UtcTime.now();
+        return payments.insert(tx, cmd.merchantId(), cmd.requestNo(), cmd.orderNo(), cmd.token(),
+                order.amount(), order.currency(), now)
+                .flatMap(paymentId -> orders.transition(tx, order, OrderStatus.PENDING, OrderStatus.PAYING, now)
+                        .map(moved -> {
+                            if (!moved) {
+                                metrics.stopped(Layer.STATE_MACHINE);
+                                throw new Stop(new PayOutcome.OrderNotPayable(cmd.orderNo(), cmd.requestNo()));
+                            }
+                            return new Started(paymentId, order.movedTo(OrderStatus.PAYING, now));
+                        }));
     }
 
     /** A stop found before anything was written but the claim: its answer goes into the same transaction. */
@@ -168,12 +177,35 @@ public class PaymentExecutor {
 
     /**
      * Like {@code withTransaction}, but tells a failed COMMIT (outcome unknown) from a failure before it
-     * (rolled back for certain).
+     * (rolled back for certain), and sends BEGIN together with the work's first statements instead of
+     * waiting for its answer (the datasource's pipelining limit lets several commands be in flight on
+     * one connection; MySQL runs them in the order sent). The work's later statements wait for its
+     * first answers, which come after BEGIN's: if BEGIN failed, the work has been cancelled by then and
+     * sends nothing more, and what its first statements did (at most a token's claim and the order's
+     * read) stands alone, as after a crash between claim and record, for the token's lease to recover.
      */
     private <T> Uni<T> inTransaction(Function<SqlClient, Uni<T>> work) {
-        return pool.withConnection(conn -> conn.begin().flatMap(tx -> work.apply(conn)
-                .onFailure().call(e -> tx.rollback().onFailure().recoverWithNull())
-                .flatMap(result -> tx.commit().onFailure().transform(CommitUnknown::new).replaceWith(result))));
+        return pool.withConnection(conn -> Uni.combine().all()
+                .unis(conn.begin(), Uni.createFrom().deferred(() -> work.apply(conn)))
+                .with((tx, result) -> result)
+                .onFailure().call(e -> rollBack(conn, e))
+                .flatMap(result -> conn.transaction().commit().onFailure().transform(CommitUnknown::new)
+                        .replaceWith(result)));
+    }
+
+    /**
+     * Rolls back the connection's transaction, once its statements in flight have answered. A lost
+     * connection needs none (the server drops its transaction), and the client's rollback would wait
+     * for answers that never come: with several commands in flight when the connection is reset,
+     * Vert.x 4.5 does not fail them all, and DatabaseOutageIT saw such a request never answered. The
+     * bound covers any other way for a rollback to stall; the connection is closed after it either way.
+     */
+    private static Uni<Void> rollBack(SqlConnection conn, Throwable failure) {
+        Transaction tx = conn.transaction();
+        if (tx == null || failure instanceof ClosedConnectionException) {
+            return Uni.createFrom().voidItem();
+        }
+        return tx.rollback().ifNoItem().after(ROLLBACK_BOUND).fail().onFailure().recoverWithNull();
     }
 
     /** The unique index refused the record: another request holds the number, or this one's own retry. */
