@@ -22,10 +22,10 @@ import io.payonce.order.OrderStatus;
 import io.payonce.payment.PayMetrics.Layer;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
-import io.vertx.sqlclient.ClosedConnectionException;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Transaction;
+import io.vertx.sqlclient.ClosedConnectionException;
 
 /**
  * Layers 2 and 3 and the charge: the payment record under its unique request number and the order's

@@ -107,7 +107,6 @@ class StateMachineLayerTest {
                 () -> assertEquals(1, ledgerCharges(MERCHANT, orderNo), "successful charges at the channel"));
     }
 
-
     private static String paymentStatus(String requestNo) {
         return as(MERCHANT).get("/payments/" + requestNo).then().statusCode(200).extract().path("status");
     }
