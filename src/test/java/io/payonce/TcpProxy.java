@@ -20,8 +20,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * A loopback TCP proxy in front of one upstream port, to put a network fault between the service and a
  * server it depends on: {@link #cut()} (connections reset, new ones refused), {@link #hang()} (nothing
  * forwarded, as in a partition; what was held is delivered on {@link #restore()}), {@link #delay(long)}
- * (latency added to every forwarded chunk, order kept) and {@link #cutAfterNext(String)} (a statement
- * reaches the server, its answer never comes back).
+ * (latency added to every forwarded chunk, order kept), {@link #cutAfterNext(String)} (a statement
+ * reaches the server, its answer never comes back) and {@link #cutInsteadOfNext(String)} (a statement
+ * and whatever came with it are lost on the way).
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -36,7 +37,7 @@ public final class TcpProxy implements AutoCloseable {
     private volatile Mode mode = Mode.OPEN;
     private volatile long delayMs;
     private volatile boolean closed;
-    private final AtomicReference<byte[]> cutAfter = new AtomicReference<>();
+    private final AtomicReference<Marker> cutAt = new AtomicReference<>();
 
     public TcpProxy(int upstreamPort) throws IOException {
         this.upstreamPort = upstreamPort;
@@ -70,7 +71,15 @@ public final class TcpProxy implements AutoCloseable {
      * {@code COMMIT}), then cuts at once: the server executes it, the client never hears the answer.
      */
     public void cutAfterNext(String marker) {
-        cutAfter.set(marker.getBytes(StandardCharsets.US_ASCII));
+        cutAt.set(new Marker(marker.getBytes(StandardCharsets.US_ASCII), true));
+    }
+
+    /**
+     * Drops the next chunk sent towards the server that contains {@code marker}, then cuts: the
+     * statement, and any sent in the same chunk, never reach the server; nothing sent after it does.
+     */
+    public void cutInsteadOfNext(String marker) {
+        cutAt.set(new Marker(marker.getBytes(StandardCharsets.US_ASCII), false));
     }
 
     /** Every chunk read from either side is written to the other {@code ms} later. */
@@ -160,15 +169,17 @@ public final class TcpProxy implements AutoCloseable {
                                     TimeUnit.NANOSECONDS.toMillis(chunk.due() - System.nanoTime()))));
                         }
                         if (open) {
-                            byte[] marker = cutAfter.get();
-                            boolean last = towardsServer && marker != null && contains(chunk.bytes(), marker)
-                                    && cutAfter.compareAndSet(marker, null);
+                            Marker marker = cutAt.get();
+                            boolean last = towardsServer && marker != null && contains(chunk.bytes(), marker.bytes())
+                                    && cutAt.compareAndSet(marker, null);
                             if (last) {
-                                // from here on no answer gets back, not even one the server sends at once
+                                // from here on nothing more is forwarded, not even an answer the server sends at once
                                 mode = Mode.HUNG;
                             }
-                            out.write(chunk.bytes());
-                            out.flush();
+                            if (!last || marker.forward()) {
+                                out.write(chunk.bytes());
+                                out.flush();
+                            }
                             if (last) {
                                 cut();
                             }
@@ -193,6 +204,10 @@ public final class TcpProxy implements AutoCloseable {
             quietly(client);
             quietly(upstream);
         }
+    }
+
+    /** Where the next cut happens: at the chunk containing {@code bytes}, after or instead of forwarding it. */
+    private record Marker(byte[] bytes, boolean forward) {
     }
 
     private record Chunk(long due, byte[] bytes) {

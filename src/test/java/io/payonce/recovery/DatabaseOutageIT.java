@@ -22,6 +22,8 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import io.payonce.TcpProxy;
 import io.payonce.recovery.PayClient.Answer;
@@ -47,6 +49,8 @@ class DatabaseOutageIT {
     private static final long CUT_AT_MS = 1_000;
     private static final long CUT_FOR_MS = 2_000;
     private static final long CHARGE_MS = 150;
+    /** Far below the client's 20 s: a lost connection is answered at once, not after a timeout. */
+    private static final Duration RESET_ANSWER_BOUND = Duration.ofSeconds(5);
 
     private TcpProxy database;
     private WorkerAndSandbox instances;
@@ -255,6 +259,43 @@ class DatabaseOutageIT {
         }
         assertEquals(retry.status() == 200 ? "PAID" : "PENDING", settled.orderStatus(), settled::toString);
         assertEquals(retry.status() == 200 ? 1 : 0, settled.charges(), settled::toString);
+    }
+
+    /**
+     * The connection is reset while the opening transaction's pipelined commands (BEGIN, the token's claim
+     * and the order's read, sent together) are all in flight, unanswered: either the server got them and
+     * drops the transaction with the connection ({@code forwarded}), or they were lost on the way. Nothing
+     * was written either way, so the answer is a prompt 503 and the retry with the same token pays once.
+     * A client-side rollback of such a transaction waits for answers that never come: the request then
+     * went unanswered (PaymentExecutor.rollBack).
+     */
+    @ParameterizedTest(name = "commands reached the server: {0}")
+    @ValueSource(booleans = { true, false })
+    @Order(8)
+    void connectionResetWithTheOpeningCommandsInFlight_isAPrompt503_andTheRetryPaysOnce(boolean forwarded)
+            throws InterruptedException {
+        Intent intent = channel.newIntent();
+        if (forwarded) {
+            database.cutAfterNext("BEGIN");
+        } else {
+            database.cutInsteadOfNext("BEGIN");
+        }
+        Answer first = client.pay(intent);
+        database.restore();
+        Books left = channel.books(intent.orderNo());
+        System.out.println("reset with BEGIN in flight (forwarded " + forwarded + "): " + first + "; " + left);
+        assertEquals(503, first.status(), () -> "nothing irreversible happened: " + first);
+        assertTrue(first.isRetryable(), () -> "temporarily_unavailable with Retry-After: " + first);
+        assertTrue(first.elapsedMs() < RESET_ANSWER_BOUND.toMillis(), () -> "answered at once: " + first);
+        assertEquals(0, left.payments().size(), () -> "no record: " + left);
+        assertEquals("PENDING", left.orderStatus(), left::toString);
+
+        Answer retry = client.payUntilFinal(intent, Duration.ofSeconds(15));
+        Books settled = channel.books(intent.orderNo());
+        assertEquals(200, retry.status(), () -> "the retry pays: " + retry + "; " + settled);
+        assertEquals("PAID", settled.orderStatus(), settled::toString);
+        assertEquals(1, settled.payments().size(), settled::toString);
+        assertEquals(1, settled.charges(), settled::toString);
     }
 
     private String statuses() {
