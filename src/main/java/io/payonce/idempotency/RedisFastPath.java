@@ -16,6 +16,8 @@ import io.quarkus.redis.datasource.value.SetArgs;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.redis.client.Command;
+import io.vertx.mutiny.redis.client.Redis;
+import io.vertx.mutiny.redis.client.Request;
 
 /**
  * The Redis fast path: cached final answers, a short ownership key per token, and wake-ups for
@@ -34,17 +36,19 @@ public class RedisFastPath {
     private final ReactiveValueCommands<String, String> values;
     private final MeterRegistry meters;
     private final WakeUps wakeUps;
+    private final LoopLocalRedis loopLocal;
     /** Unknown until the first probe answers: until then every copy takes the MySQL path. */
     private volatile boolean healthy;
 
     RedisFastPath(PayOnceConfig config, ReactiveRedisDataSource redis, MeterRegistry meters,
-            WakeUps wakeUps) {
+            WakeUps wakeUps, LoopLocalRedis loopLocal) {
         this.config = config.redis();
         this.tokenTtl = config.token().ttl();
         this.redis = redis;
         this.values = redis.value(String.class);
         this.meters = meters;
         this.wakeUps = wakeUps;
+        this.loopLocal = loopLocal;
     }
 
     public boolean enabled() {
@@ -58,7 +62,13 @@ public class RedisFastPath {
 
     /** The cached final answer of the token, or null (none, or Redis unavailable). */
     public Uni<CachedResult> cached(String merchantId, String token) {
-        return guarded("get", () -> values.get(RedisKeys.of(merchantId, token).result()).map(CachedResult::decode), null);
+        String key = RedisKeys.of(merchantId, token).result();
+        return guarded("get", () -> {
+            Redis local = loopLocal.current();
+            Uni<String> payload = local == null ? values.get(key)
+                    : local.send(Request.cmd(Command.GET).arg(key)).map(r -> r == null ? null : r.toString());
+            return payload.map(CachedResult::decode);
+        }, null);
     }
 
     /**
