@@ -11,13 +11,9 @@ import org.jboss.logging.Logger;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
 import io.quarkus.redis.datasource.ReactiveRedisDataSource;
-import io.quarkus.redis.datasource.value.ReactiveValueCommands;
-import io.quarkus.redis.datasource.value.SetArgs;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.redis.client.Command;
-import io.vertx.mutiny.redis.client.Redis;
-import io.vertx.mutiny.redis.client.Request;
 
 /**
  * The Redis fast path: cached final answers, a short ownership key per token, and wake-ups for
@@ -33,7 +29,6 @@ public class RedisFastPath {
     private final PayOnceConfig.Redis config;
     private final Duration tokenTtl;
     private final ReactiveRedisDataSource redis;
-    private final ReactiveValueCommands<String, String> values;
     private final MeterRegistry meters;
     private final WakeUps wakeUps;
     private final LoopLocalRedis loopLocal;
@@ -45,7 +40,6 @@ public class RedisFastPath {
         this.config = config.redis();
         this.tokenTtl = config.token().ttl();
         this.redis = redis;
-        this.values = redis.value(String.class);
         this.meters = meters;
         this.wakeUps = wakeUps;
         this.loopLocal = loopLocal;
@@ -62,13 +56,8 @@ public class RedisFastPath {
 
     /** The cached final answer of the token, or null (none, or Redis unavailable). */
     public Uni<CachedResult> cached(String merchantId, String token) {
-        String key = RedisKeys.of(merchantId, token).result();
-        return guarded("get", () -> {
-            Redis local = loopLocal.current();
-            Uni<String> payload = local == null ? values.get(key)
-                    : local.send(Request.cmd(Command.GET).arg(key)).map(r -> r == null ? null : r.toString());
-            return payload.map(CachedResult::decode);
-        }, null);
+        return guarded("get", () -> loopLocal.send(Command.GET, RedisKeys.of(merchantId, token).result())
+                .map(r -> CachedResult.decode(r == null ? null : r.toString())), null);
     }
 
     /**
@@ -76,8 +65,9 @@ public class RedisFastPath {
      * Redis cannot tell, true: the caller then goes to the MySQL claim, which decides.
      */
     public Uni<Boolean> acquire(String merchantId, String token) {
-        return guarded("acquire", () -> values.setAndChanged(RedisKeys.of(merchantId, token).ownership(), "1",
-                new SetArgs().nx().px(config.ownershipTtl())), true);
+        // SET answers OK when it set the key, nil when NX found it taken
+        return guarded("acquire", () -> loopLocal.send(Command.SET, RedisKeys.of(merchantId, token).ownership(), "1",
+                "NX", "PX", Long.toString(config.ownershipTtl().toMillis())).map(r -> r != null), true);
     }
 
     /** Whether some copy holds the token's ownership key; false when Redis cannot tell. */
@@ -106,7 +96,7 @@ public class RedisFastPath {
         Duration ttl = Duration.between(Instant.now(), tokenExpiresAt);
         String payload = new CachedResult(fingerprint, response.status(), response.body()).encode();
         long cacheMs = ttl.isNegative() || ttl.isZero() || ttl.compareTo(tokenTtl) > 0 ? 0 : Math.max(1, ttl.toMillis());
-        return guarded("finish", () -> redis.execute(Command.EVAL, FINISH, "2", keys.result(), keys.ownership(),
+        return guarded("finish", () -> loopLocal.send(Command.EVAL, FINISH, "2", keys.result(), keys.ownership(),
                 payload, Long.toString(cacheMs), keys.channel()).replaceWithVoid(), null);
     }
 

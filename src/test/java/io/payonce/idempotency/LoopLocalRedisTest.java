@@ -6,8 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -25,7 +28,6 @@ import io.vertx.core.impl.ContextInternal;
 import io.vertx.core.impl.VertxInternal;
 import io.vertx.mutiny.redis.client.Command;
 import io.vertx.mutiny.redis.client.Redis;
-import io.vertx.mutiny.redis.client.Request;
 
 /** Each event loop gets its own client, which reads the real Redis and answers on the calling loop. */
 @QuarkusTest
@@ -48,8 +50,24 @@ class LoopLocalRedisTest {
     }
 
     @Test
-    void offAnEventLoop_thereIsNone() {
+    void offAnEventLoop_thereIsNone_andCommandsGoThroughTheQuarkusClient() {
         assertNull(loopLocal.current(), "a test thread is no event loop");
+        redis.value(String.class).set(key, "shared");
+        assertEquals("shared", loopLocal.send(Command.GET, key).await().atMost(Duration.ofSeconds(5)).toString());
+    }
+
+    @Test
+    void setNx_answersOkWhenItSets_andNilWhenTheKeyIsTaken() throws Exception {
+        ContextInternal loop = twoEventLoops().get(0);
+        CompletableFuture<List<String>> answers = new CompletableFuture<>();
+        loop.runOnContext(v -> loopLocal.send(Command.SET, key, "1", "NX", "PX", "10000")
+                .flatMap(first -> loopLocal.send(Command.SET, key, "1", "NX", "PX", "10000")
+                        .map(second -> Arrays.asList(first == null ? null : first.toString(),
+                                second == null ? null : second.toString())))
+                .subscribe().with(answers::complete, answers::completeExceptionally));
+        assertEquals(Arrays.asList("OK", null), answers.get(10, TimeUnit.SECONDS));
+        long pttl = redis.key().pttl(key);
+        assertTrue(pttl > 0 && pttl <= 10_000, "set with its expiry, was " + pttl);
     }
 
     @Test
@@ -79,7 +97,7 @@ class LoopLocalRedisTest {
             Redis client = loopLocal.current();
             Redis again = loopLocal.current();
             Thread loopThread = Thread.currentThread();
-            client.send(Request.cmd(Command.GET).arg(key)).subscribe().with(
+            loopLocal.send(Command.GET, key).subscribe().with(
                     r -> seen.complete(new Seen(client, again, r == null ? null : r.toString(), loopThread,
                             Thread.currentThread())),
                     seen::completeExceptionally);
