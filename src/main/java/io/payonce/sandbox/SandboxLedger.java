@@ -9,8 +9,9 @@ import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.Tuple;
 
 /**
- * The sandbox's books: one charge per merchant request number, and the calls per order: those that
- * recorded a charge, plus those counted in sandbox_attempts that recorded none.
+ * The sandbox's books: one charge per merchant request number, recorded the moment it arrives with the
+ * outcome it will have and when (on the database's clock), and the calls per order: those that recorded
+ * a charge, plus those counted in sandbox_attempts that recorded none.
  */
 @ApplicationScoped
 public class SandboxLedger {
@@ -19,16 +20,31 @@ public class SandboxLedger {
             INSERT INTO sandbox_attempts (merchant_id, order_no, attempts) VALUES (?, ?, 1)
             ON DUPLICATE KEY UPDATE attempts = attempts + 1""";
 
-    private static final String FIND = "SELECT " + SandboxCharge.COLUMNS + " FROM sandbox_charges WHERE merchant_id = ? AND request_no = ?";
+    private static final String FIND = "SELECT " + SandboxCharge.COLUMNS
+            + " FROM sandbox_charges WHERE merchant_id = ? AND request_no = ?";
 
     private static final String INSERT = """
-            INSERT INTO sandbox_charges (merchant_id, request_no, order_no, amount, currency, status, txn_id)
-            VALUES (?, ?, ?, ?, ?, ?, ?)""";
+            INSERT INTO sandbox_charges (merchant_id, request_no, order_no, amount, currency, status, txn_id, effective_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND))""";
 
-    /** Every call that recorded a charge (succeeded or declined) is one attempt; the others are counted apart. */
+    /** Closes the number unless a charge of it has succeeded: a pending or declined one never will now. */
+    private static final String CLOSE = """
+            UPDATE sandbox_charges SET status = 'CLOSED'
+            WHERE merchant_id = ? AND request_no = ? AND status <> 'CLOSED'
+              AND NOT (status = 'SUCCEEDED' AND effective_at <= UTC_TIMESTAMP(3))""";
+
+    /** A close of a number that never arrived fences it off: a later charge of it finds this row. */
+    private static final String FENCE = """
+            INSERT INTO sandbox_charges (merchant_id, request_no, status, effective_at)
+            VALUES (?, ?, 'CLOSED', UTC_TIMESTAMP(3))""";
+
+    /**
+     * Every call that recorded a charge is one attempt; the others are counted apart. A charge counts once
+     * it has succeeded: one still pending has not taken the money yet.
+     */
     private static final String LEDGER = """
             SELECT (SELECT COUNT(*) FROM sandbox_charges
-                    WHERE merchant_id = ? AND order_no = ? AND status = 'SUCCEEDED') AS charges,
+                    WHERE merchant_id = ? AND order_no = ? AND status = 'SUCCEEDED' AND effective_at <= UTC_TIMESTAMP(3)) AS charges,
                    (SELECT COUNT(*) FROM sandbox_charges WHERE merchant_id = ? AND order_no = ?)
                    + (SELECT COALESCE(MAX(attempts), 0) FROM sandbox_attempts
                       WHERE merchant_id = ? AND order_no = ?) AS attempts""";
@@ -55,17 +71,31 @@ public class SandboxLedger {
     }
 
     /**
-     * Records a charge, which counts as its call's attempt: one statement, one commit per charge. When
-     * the request number was charged already (a concurrent call with the same number), counts the call
-     * as an attempt of its own and answers the first record.
+     * Records a charge that takes effect {@code latencyMs} from now, which counts as its call's attempt:
+     * one statement, one commit per charge. Answers null when the request number is recorded already (a
+     * concurrent call with the same number, or a fence): the caller answers from that record instead.
      */
-    public Uni<SandboxCharge> record(String merchantId, SandboxCharge charge) {
+    public Uni<Boolean> record(String merchantId, String requestNo, String orderNo, long amount, String currency,
+            String status, String txnId, long latencyMs) {
         return pool.preparedQuery(INSERT)
-                .execute(Tuple.from(new Object[] { merchantId, charge.requestNo(), charge.orderNo(), charge.amount(),
-                        charge.currency(), charge.status(), charge.txnId() }))
-                .replaceWith(charge)
-                .onFailure(MysqlErrors::isDuplicateKey).recoverWithUni(dup -> countAttempt(merchantId, charge.orderNo())
-                        .flatMap(counted -> find(merchantId, charge.requestNo())));
+                .execute(Tuple.from(new Object[] { merchantId, requestNo, orderNo, amount, currency, status, txnId,
+                        latencyMs * 1000 }))
+                .replaceWith(true)
+                .onFailure(MysqlErrors::isDuplicateKey).recoverWithItem(false);
+    }
+
+    /**
+     * Closes the request number and answers its record afterwards: CLOSED, or the charge that had already
+     * succeeded and so could not be closed.
+     */
+    public Uni<SandboxCharge> close(String merchantId, String requestNo) {
+        return pool.preparedQuery(CLOSE).execute(Tuple.of(merchantId, requestNo))
+                .flatMap(closed -> find(merchantId, requestNo))
+                .flatMap(found -> found != null ? Uni.createFrom().item(found)
+                        // nothing arrived: fence the number; a charge arriving meanwhile wins the key and is closed again
+                        : pool.preparedQuery(FENCE).execute(Tuple.of(merchantId, requestNo)).replaceWith(true)
+                                .onFailure(MysqlErrors::isDuplicateKey).recoverWithItem(false)
+                                .flatMap(fenced -> fenced ? find(merchantId, requestNo) : close(merchantId, requestNo)));
     }
 
     public Uni<OrderLedger> ledger(String merchantId, String orderNo) {

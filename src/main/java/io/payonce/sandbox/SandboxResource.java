@@ -1,6 +1,8 @@
 package io.payonce.sandbox;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.UUID;
 
 import jakarta.validation.constraints.Min;
@@ -30,8 +32,9 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
 import io.smallrye.mutiny.Uni;
 
 /**
- * The built-in test channel, like a provider's test mode: idempotent by request number, with a ledger
- * per order and a control to make the next charges slow, declined, refused or answered too late.
+ * The built-in test channel, like a provider's test mode: charge (idempotent by request number), query
+ * and close, with a ledger per order and, per merchant, a control to make its next charges slow,
+ * declined, refused or answered too late.
  */
 @Path("/sandbox")
 @Produces(MediaType.APPLICATION_JSON)
@@ -39,6 +42,8 @@ public class SandboxResource {
 
     /** The answer to a late charge comes this long after the client gave up. */
     private static final Duration PAST_CLIENT_TIMEOUT = Duration.ofSeconds(1);
+    private static final Duration SETTLE_CHECK_EVERY = Duration.ofMillis(10);
+    private static final int SETTLE_CHECKS = 50;
 
     private final Merchants merchants;
     private final JsonBodies bodies;
@@ -74,6 +79,16 @@ public class SandboxResource {
         }
     }
 
+    /** The answer to a charge of a number that is still being processed. */
+    @RegisterForReflection
+    public record PendingBody(String requestNo, String status) {
+    }
+
+    /** The answer to a successful close. */
+    @RegisterForReflection
+    public record ClosedBody(String requestNo, String status) {
+    }
+
     @POST
     @Path("/charges")
     @Consumes(MediaType.WILDCARD)
@@ -84,14 +99,13 @@ public class SandboxResource {
             throw new InvalidRequestException("merchant_mismatch", "merchant_id differs from the merchant header");
         }
         // every call is counted: by its charge when it records one, on its own otherwise. With no behaviour
-        // set, a charge is recorded at once, so the insert alone tells a fresh number from a repeat (which
-        // record() counts and answers with the first charge); a set behaviour is taken by fresh numbers only.
-        Uni<Response> work = behavior.isNormal()
-                ? record(merchantId, request, "SUCCEEDED")
+        // set, a charge is recorded at once, so the insert alone tells a fresh number from a repeat; a set
+        // behaviour is taken by fresh numbers only.
+        Uni<Response> work = behavior.isNormal(merchantId)
+                ? fresh(merchantId, request, SandboxBehavior.Setting.NORMAL)
                 : ledger.find(merchantId, request.requestNo())
-                        .flatMap(existing -> existing != null
-                                ? ledger.countAttempt(merchantId, request.orderNo()).replaceWith(Response.ok(existing).build())
-                                : fresh(merchantId, request, behavior.next()));
+                        .flatMap(existing -> existing != null ? repeat(merchantId, request, existing)
+                                : fresh(merchantId, request, behavior.next(merchantId)));
         // like a real provider, a charge under way completes even when the caller hangs up (cancelling
         // the dependent stage leaves this one running)
         return Uni.createFrom().completionStage(work.subscribeAsCompletionStage().thenApply(answer -> answer));
@@ -107,6 +121,28 @@ public class SandboxResource {
                 : problems.response(404, "charge_not_found", "Charge not found", "no charge " + requestNo));
     }
 
+    /**
+     * Fences the number off: closed (it was never charged, is still pending, or was declined), after which
+     * no charge of it can succeed; or refused because a charge of it succeeded, naming the transaction.
+     */
+    @POST
+    @Path("/charges/{request_no}/close")
+    @Consumes(MediaType.WILDCARD)
+    public Uni<Response> close(@Context HttpHeaders headers, @PathParam("request_no") String requestNo) {
+        String merchantId = enabledFor(headers);
+        Identifiers.require("request_no", requestNo);
+        return ledger.close(merchantId, requestNo).map(charge -> {
+            if (!"SUCCEEDED".equals(charge.status())) {
+                return Response.ok(new ClosedBody(requestNo, "CLOSED")).build();
+            }
+            Map<String, Object> extra = new LinkedHashMap<>();
+            extra.put("request_no", requestNo);
+            extra.put("txn_id", charge.txnId());
+            return Response.status(409).type(Problems.MEDIA).entity(problems.body(409, "charge_succeeded",
+                    "Charge succeeded", "the charge " + requestNo + " succeeded and cannot be closed", extra)).build();
+        });
+    }
+
     @GET
     @Path("/charges")
     public Uni<SandboxLedger.OrderLedger> ledger(@Context HttpHeaders headers, @QueryParam("order_no") String orderNo) {
@@ -119,44 +155,74 @@ public class SandboxResource {
     @Path("/behavior")
     @Consumes(MediaType.WILDCARD)
     public SandboxBehavior.Setting setBehavior(@Context HttpHeaders headers, byte[] body) {
-        enabledFor(headers);
+        String merchantId = enabledFor(headers);
         BehaviorRequest request = bodies.read(headers, body, BehaviorRequest.class);
-        return behavior.replace(request.setting());
+        return behavior.replace(merchantId, request.setting());
     }
 
     @GET
     @Path("/behavior")
     public SandboxBehavior.Setting getBehavior(@Context HttpHeaders headers) {
-        enabledFor(headers);
-        return behavior.current();
+        return behavior.current(enabledFor(headers));
     }
 
+    /**
+     * A number not seen before takes {@code step}: refused before anything is recorded, or recorded at once
+     * with the outcome it will have after the step's latency and answered then, as the record stands (a
+     * close in between turned it CLOSED); a late answer comes after the client has given up.
+     */
     private Uni<Response> fresh(String merchantId, ChargeRequest request, SandboxBehavior.Setting step) {
-        Uni<Void> latency = after(Duration.ofMillis(step.latencyMs()));
-        return switch (step.mode()) {
-            case OK -> latency.flatMap(v -> record(merchantId, request, "SUCCEEDED"));
-            case DECLINE -> latency.flatMap(v -> record(merchantId, request, "DECLINED"));
-            case FAIL_BEFORE_ACCEPT -> latency.flatMap(v -> ledger.countAttempt(merchantId, request.orderNo()))
+        if (step.mode() == SandboxMode.FAIL_BEFORE_ACCEPT) {
+            return after(Duration.ofMillis(step.latencyMs()))
+                    .flatMap(v -> ledger.countAttempt(merchantId, request.orderNo()))
                     .map(v -> problems.response(503, "not_accepted", "Not accepted",
                             "the sandbox refused the charge before recording anything"));
-            case TIMEOUT_AFTER_ACCEPT -> record(merchantId, request, "SUCCEEDED").flatMap(answer -> {
-                Duration late = config.channel().timeout().plus(PAST_CLIENT_TIMEOUT);
-                Duration wait = late.toMillis() > step.latencyMs() ? late : Duration.ofMillis(step.latencyMs());
-                return after(wait).replaceWith(answer);
-            });
-        };
+        }
+        String outcome = step.mode() == SandboxMode.DECLINE ? "DECLINED" : "SUCCEEDED";
+        Duration answerAfter = Duration.ofMillis(step.latencyMs());
+        if (step.mode() == SandboxMode.TIMEOUT_AFTER_ACCEPT) {
+            Duration late = config.channel().timeout().plus(PAST_CLIENT_TIMEOUT);
+            answerAfter = late.compareTo(answerAfter) > 0 ? late : answerAfter;
+        }
+        Duration wait = answerAfter;
+        String txnId = "sbx_" + UUID.randomUUID().toString().replace("-", "");
+        return ledger.record(merchantId, request.requestNo(), request.orderNo(), request.amount(), request.currency(),
+                outcome, txnId, step.latencyMs())
+                .flatMap(recorded -> recorded
+                        ? after(wait).flatMap(v -> settled(merchantId, request.requestNo(), SETTLE_CHECKS)).map(this::answer)
+                        // recorded already (a concurrent call with the same number, or a fence): a repeat
+                        : ledger.find(merchantId, request.requestNo()).flatMap(existing -> repeat(merchantId, request, existing)));
+    }
+
+    /**
+     * The record once it has taken effect: its time is on the database's clock, which the wait on this
+     * process's clock may be a few milliseconds short of.
+     */
+    private Uni<SandboxCharge> settled(String merchantId, String requestNo, int checksLeft) {
+        return ledger.find(merchantId, requestNo).flatMap(charge -> charge != null && charge.isPending() && checksLeft > 0
+                ? after(SETTLE_CHECK_EVERY).flatMap(v -> settled(merchantId, requestNo, checksLeft - 1))
+                : Uni.createFrom().item(charge));
+    }
+
+    /** A call for a number already recorded: counted, never charged again, answered with the record. */
+    private Uni<Response> repeat(String merchantId, ChargeRequest request, SandboxCharge existing) {
+        return ledger.countAttempt(merchantId, request.orderNo()).replaceWith(answer(existing));
+    }
+
+    /** A charge still being processed is answered "pending", never run again. */
+    private Response answer(SandboxCharge charge) {
+        if (charge == null) {
+            // only when the ledger was emptied by hand while the charge waited (tests clean their tables)
+            return problems.response(404, "charge_not_found", "Charge not found", "the charge is no longer in the ledger");
+        }
+        return charge.isPending()
+                ? Response.accepted(new PendingBody(charge.requestNo(), "PENDING")).build()
+                : Response.ok(charge).build();
     }
 
     private static Uni<Void> after(Duration delay) {
         Uni<Void> now = Uni.createFrom().voidItem();
         return delay.isZero() ? now : now.onItem().delayIt().by(delay);
-    }
-
-    /** Records the charge once; a concurrent call with the same number gets the first record. */
-    private Uni<Response> record(String merchantId, ChargeRequest request, String status) {
-        SandboxCharge charge = new SandboxCharge("sbx_" + UUID.randomUUID().toString().replace("-", ""),
-                request.requestNo(), request.orderNo(), request.amount(), request.currency(), status);
-        return ledger.record(merchantId, charge).map(recorded -> Response.ok(recorded).build());
     }
 
     private String enabledFor(HttpHeaders headers) {

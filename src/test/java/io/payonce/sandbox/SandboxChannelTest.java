@@ -10,6 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import jakarta.inject.Inject;
 
@@ -21,7 +23,10 @@ import io.payonce.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 
-/** The sandbox channel on its own: idempotent by request number, with a ledger and fault behaviour. */
+/**
+ * The sandbox channel on its own: charge (idempotent by request number), query and close, with a ledger
+ * and, per merchant, fault behaviour.
+ */
 @QuarkusTest
 class SandboxChannelTest {
 
@@ -141,5 +146,101 @@ class SandboxChannelTest {
                 .then().statusCode(400).body("code", equalTo("merchant_mismatch"));
         as(MERCHANT).queryParam("order_no", "o1").get("/sandbox/charges").then()
                 .body("attempts", greaterThanOrEqualTo(0));
+    }
+
+    private static void behave(String merchant, String mode, long latencyMs, int count) {
+        as(merchant).body(Map.of("mode", mode, "latency_ms", latencyMs, "count", count)).put("/sandbox/behavior")
+                .then().statusCode(200);
+    }
+
+    private static Response query(String merchant, String requestNo) {
+        return as(merchant).get("/sandbox/charges/" + requestNo);
+    }
+
+    private static Response close(String merchant, String requestNo) {
+        return as(merchant).post("/sandbox/charges/" + requestNo + "/close");
+    }
+
+    @Test
+    void behaviour_isPerMerchant_oneMerchantsDeclineNeverTouchesAnothersCharge() {
+        behave(OTHER_MERCHANT, "decline", 0, 1);
+
+        charge(MERCHANT, id("ord"), id("req")).then().statusCode(200).body("status", equalTo("SUCCEEDED"));
+        as(MERCHANT).get("/sandbox/behavior").then().body("mode", equalTo("ok")).body("count", equalTo(0));
+        as(OTHER_MERCHANT).get("/sandbox/behavior").then().body("mode", equalTo("decline")).body("count", equalTo(1));
+        charge(OTHER_MERCHANT, id("ord"), id("req")).then().statusCode(200).body("status", equalTo("DECLINED"));
+    }
+
+    /**
+     * A slow charge is recorded the moment it arrives: queries see it PENDING until it takes effect, and a
+     * second charge of the number meanwhile is answered "pending" and runs nothing.
+     */
+    @Test
+    void slowCharge_isPendingUntilItTakesEffect_andASecondChargeOfItIsAnsweredPending() throws Exception {
+        String orderNo = id("ord");
+        String requestNo = id("req");
+        CompletableFuture<Response> first = pendingCharge(orderNo, requestNo, 1_500);
+
+        query(MERCHANT, requestNo).then().statusCode(200).body("status", equalTo("PENDING"));
+        charge(MERCHANT, orderNo, requestNo).then().statusCode(202).body("status", equalTo("PENDING"));
+        assertEquals(0, Fixtures.ledgerCharges(MERCHANT, orderNo), "nothing charged yet");
+
+        first.get(10, TimeUnit.SECONDS).then().statusCode(200).body("status", equalTo("SUCCEEDED"));
+        query(MERCHANT, requestNo).then().statusCode(200).body("status", equalTo("SUCCEEDED"));
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, orderNo));
+        assertEquals(2, Fixtures.ledgerAttempts(MERCHANT, orderNo));
+    }
+
+    @Test
+    void closeOfANumberNeverCharged_fencesItOff_aLaterChargeIsClosed() {
+        String orderNo = id("ord");
+        String requestNo = id("req");
+
+        close(MERCHANT, requestNo).then().statusCode(200).body("status", equalTo("CLOSED"));
+
+        charge(MERCHANT, orderNo, requestNo).then().statusCode(200).body("status", equalTo("CLOSED"));
+        query(MERCHANT, requestNo).then().statusCode(200).body("status", equalTo("CLOSED"));
+        assertEquals(0, Fixtures.ledgerCharges(MERCHANT, orderNo));
+        query(OTHER_MERCHANT, requestNo).then().statusCode(404);
+    }
+
+    @Test
+    void closeOfAPendingCharge_meansItNeverSucceeds() throws Exception {
+        String orderNo = id("ord");
+        String requestNo = id("req");
+        CompletableFuture<Response> pending = pendingCharge(orderNo, requestNo, 1_000);
+
+        close(MERCHANT, requestNo).then().statusCode(200).body("status", equalTo("CLOSED"));
+
+        pending.get(10, TimeUnit.SECONDS).then().statusCode(200).body("status", equalTo("CLOSED"));
+        Thread.sleep(300);
+        query(MERCHANT, requestNo).then().body("status", equalTo("CLOSED"));
+        assertEquals(0, Fixtures.ledgerCharges(MERCHANT, orderNo));
+    }
+
+    @Test
+    void closeOfASucceededCharge_isRefused_namingTheTransaction() {
+        String requestNo = id("req");
+        String txn = charge(MERCHANT, id("ord"), requestNo).then().statusCode(200).extract().path("txn_id");
+
+        close(MERCHANT, requestNo).then().statusCode(409).contentType("application/problem+json")
+                .body("code", equalTo("charge_succeeded"))
+                .body("txn_id", equalTo(txn));
+        query(MERCHANT, requestNo).then().body("status", equalTo("SUCCEEDED"));
+    }
+
+    /** A charge that takes effect {@code latencyMs} after it arrives, sent in the background; returns once it arrived. */
+    private static CompletableFuture<Response> pendingCharge(String orderNo, String requestNo, long latencyMs)
+            throws InterruptedException {
+        behave(MERCHANT, "ok", latencyMs, 1);
+        CompletableFuture<Response> charge = CompletableFuture.supplyAsync(() -> charge(MERCHANT, orderNo, requestNo));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (Fixtures.ledgerAttempts(MERCHANT, orderNo) < 1) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no charge arrived for " + orderNo);
+            }
+            Thread.sleep(20);
+        }
+        return charge;
     }
 }
