@@ -29,14 +29,13 @@ public interface ChannelApi {
     Uni<Response> query(@HeaderParam(MERCHANT_HEADER) String merchantId,
             @PathParam("request_no") String requestNo);
 
+    /** Fences the number off: after a successful close no charge with it can succeed. */
+    @POST
+    @Path("/{request_no}/close")
+    Uni<Response> close(@HeaderParam(MERCHANT_HEADER) String merchantId, @PathParam("request_no") String requestNo);
+
     /** A charge as the service sends it: {@code request_no} is the merchant's unique number. */
     record ChargeRequest(String merchantId, String orderNo, String requestNo, long amount, String currency) {
     }
 
-    /**
-     * A charge as the channel reports it. {@code status} is SUCCEEDED or DECLINED for a known charge;
-     * error answers carry a {@code code} instead ({@code not_accepted}, {@code charge_not_found}).
-     */
-    record ChannelCharge(String txnId, String requestNo, String status, String code) {
-    }
 }

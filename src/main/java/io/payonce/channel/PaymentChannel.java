@@ -5,6 +5,8 @@ import java.net.ConnectException;
 import java.net.URI;
 import java.net.UnknownHostException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -30,6 +32,8 @@ import io.smallrye.mutiny.Uni;
 public class PaymentChannel {
 
     private static final Logger LOG = Logger.getLogger(PaymentChannel.class);
+    /** What payments.channel_txn_id holds: printable ASCII, at most 255 characters. */
+    private static final Pattern TXN_ID = Pattern.compile("[\\x21-\\x7E]{1,255}");
 
     private final PayOnceConfig config;
     private final ObjectMapper json;
@@ -40,53 +44,94 @@ public class PaymentChannel {
         this.json = json;
     }
 
+    /** Sends the charge; the channel's idempotency makes sending the same number again safe. */
     public Uni<ChargeResult> charge(String merchantId, String orderNo, String requestNo, long amount, String currency) {
-        return Uni.createFrom().deferred(() -> api()
-                .charge(merchantId, new ChannelApi.ChargeRequest(merchantId, orderNo, requestNo, amount, currency)))
-                .ifNoItem().after(config.channel().timeout()).fail()
-                .map(this::charged)
-                .onFailure().recoverWithItem(PaymentChannel::unanswered);
+        return call(() -> api().charge(merchantId,
+                new ChannelApi.ChargeRequest(merchantId, orderNo, requestNo, amount, currency)));
     }
 
+    /** Asks what became of the number; never charges. */
     public Uni<ChargeResult> query(String merchantId, String requestNo) {
-        return Uni.createFrom().deferred(() -> api().query(merchantId, requestNo))
-                .ifNoItem().after(config.channel().timeout()).fail()
-                .map(response -> response.getStatus() == 404
-                        ? new ChargeResult.NotFound()
-                        : charged(response))
-                .onFailure().recoverWithItem(PaymentChannel::unanswered);
+        return call(() -> api().query(merchantId, requestNo));
     }
 
-    private ChargeResult charged(Response response) {
-        ChannelApi.ChannelCharge body = body(response);
-        if (response.getStatus() == 200 && body != null && "SUCCEEDED".equals(body.status())) {
-            return new ChargeResult.Succeeded(body.txnId());
-        }
-        if (response.getStatus() == 200 && body != null && "DECLINED".equals(body.status())) {
-            return new ChargeResult.Declined(body.txnId());
-        }
-        if (response.getStatus() == 503 && body != null && "not_accepted".equals(body.code())) {
-            return new ChargeResult.NotAccepted("channel refused before accepting");
-        }
-        // anything else may have been charged: only a query can tell
-        return new ChargeResult.Unknown("channel answered " + response.getStatus());
+    /** Closes the number: {@link ChargeResult.Closed}, or {@link ChargeResult.Succeeded} when it was charged. */
+    public Uni<ChargeResult> close(String merchantId, String requestNo) {
+        return call(() -> api().close(merchantId, requestNo));
+    }
+
+    private Uni<ChargeResult> call(Supplier<Uni<? extends Response>> request) {
+        return Uni.createFrom().deferred(request)
+                .ifNoItem().after(config.channel().timeout()).fail()
+                .map(this::told)
+                .onFailure().recoverWithItem(PaymentChannel::unanswered);
     }
 
     /**
-     * The channel's answer, or null when it is not one (an error page of a proxy, say). Read as text and
-     * parsed loosely here: error answers come as application/problem+json, with a numeric status.
+     * What an answer says, whichever call it answers. Only the channel's own words count: a state in a
+     * well-formed body with the status that goes with it, or an error with the channel's code. Anything
+     * else (a proxy's 404 or error page, a wrong path, a 5xx) says nothing, and so may hide a charge.
      */
-    private ChannelApi.ChannelCharge body(Response response) {
+    private ChargeResult told(Response response) {
+        JsonNode body = body(response);
+        int status = response.getStatus();
+        String state = body == null ? null : text(body, "status");
+        String code = body == null ? null : text(body, "code");
+        if (status == 200 && "SUCCEEDED".equals(state)) {
+            return new ChargeResult.Succeeded(txnId(body));
+        }
+        if (status == 200 && "DECLINED".equals(state)) {
+            return new ChargeResult.Declined(txnId(body));
+        }
+        if ((status == 200 || status == 202) && "PENDING".equals(state)) {
+            return new ChargeResult.Pending();
+        }
+        if (status == 200 && "CLOSED".equals(state)) {
+            return new ChargeResult.Closed();
+        }
+        if (status == 404 && "charge_not_found".equals(code)) {
+            return new ChargeResult.NotFound();
+        }
+        if (status == 409 && "charge_succeeded".equals(code)) {
+            return new ChargeResult.Succeeded(txnId(body));
+        }
+        if (status == 503 && "not_accepted".equals(code)) {
+            return new ChargeResult.NotAccepted("channel refused before accepting");
+        }
+        return new ChargeResult.Unknown("channel answered " + status + (code == null ? "" : " " + code));
+    }
+
+    /** The answer's JSON body, or null when it has none that parses (an error page of a proxy, say). */
+    private JsonNode body(Response response) {
         try {
             if (!response.hasEntity()) {
                 return null;
             }
             JsonNode body = json.readTree(response.readEntity(String.class));
-            return new ChannelApi.ChannelCharge(body.path("txn_id").asText(null), body.path("request_no").asText(null),
-                    body.path("status").isTextual() ? body.path("status").asText() : null, body.path("code").asText(null));
-        } catch (IOException | RuntimeException notACharge) {
+            return body != null && body.isObject() ? body : null;
+        } catch (IOException | RuntimeException notJson) {
             return null;
         }
+    }
+
+    private static String text(JsonNode body, String field) {
+        JsonNode value = body.get(field);
+        return value != null && value.isTextual() ? value.asText() : null;
+    }
+
+    /**
+     * The channel's transaction id, or null when it gave none that can be stored and shown (too long, or
+     * not printable ASCII): the outcome is the channel's word and settles the payment either way, so an
+     * unusable id must not keep a charged payment unsettled.
+     */
+    private static String txnId(JsonNode body) {
+        String id = text(body, "txn_id");
+        if (id == null || TXN_ID.matcher(id).matches()) {
+            return id;
+        }
+        LOG.errorf("the channel gave a transaction id that cannot be stored (%d characters); kept without it",
+                id.length());
+        return null;
     }
 
     /** A connection that never opened cannot have charged; any later silence might have. */
