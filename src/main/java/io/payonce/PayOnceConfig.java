@@ -26,6 +26,8 @@ public interface PayOnceConfig {
 
     Redis redis();
 
+    Database database();
+
     interface Token {
         /** A day covers every client retry policy we know of (mobile apps retry for hours at most). */
         @WithDefault("24h")
@@ -52,8 +54,9 @@ public interface PayOnceConfig {
         boolean acceptClientKeys();
 
         /**
-         * How long an owner holds a token in progress before it counts as dead. Longer than the channel
-         * timeout plus the database work of one payment, so a live owner never loses it.
+         * How long an owner holds a token in progress, and its payment, before it counts as dead. Longer
+         * than the channel timeout plus the database work of one payment, so a live owner never loses it
+         * (the service refuses to start with one not above the channel timeout).
          */
         @WithDefault("30s")
         Duration lease();
@@ -88,9 +91,20 @@ public interface PayOnceConfig {
         @WithDefault("5s")
         Duration interval();
 
-        /** Well past the channel timeout, so reconciliation never races a live owner's channel call. */
+        /**
+         * Well past the channel timeout, so reconciliation never races a live owner's channel call (the
+         * service refuses to start with one not above the channel timeout).
+         */
         @WithDefault("30s")
         Duration minAge();
+
+        /**
+         * How long reconciliation keeps completing a payment the channel cannot settle before it closes the
+         * number at the channel and reports the payment not completed. An hour rides out a provider's
+         * outage; a customer told "processing" should not wait much longer to learn nothing was charged.
+         */
+        @WithDefault("1h")
+        Duration giveUpAfter();
     }
 
     interface Redis {
@@ -119,5 +133,16 @@ public interface PayOnceConfig {
          */
         @WithDefault("1s")
         Duration probeTimeout();
+    }
+
+    interface Database {
+        /**
+         * Every statement or transaction gives up after this. A database that stops answering without
+         * closing the connection (a partition, a failover leaving half-open sockets) would otherwise hold
+         * a request for ever; a payment's statements take milliseconds, and two seconds also covers a
+         * queue for a pooled connection under load.
+         */
+        @WithDefault("2s")
+        Duration timeout();
     }
 }

@@ -62,6 +62,11 @@ public class PayResponses implements OutcomeRenderer {
             return problem(outcome, 402, "payment_declined", "Payment declined",
                     "the channel declined the charge; the order can be paid with a new token and request_no");
         }
+        if (outcome instanceof PayOutcome.NotCompleted) {
+            return problem(outcome, 402, "payment_not_completed", "Payment not completed",
+                    "the channel never completed the charge and it was closed: nothing was charged; pay with a new"
+                            + " token and request_no");
+        }
         throw new IllegalArgumentException("no answer for " + outcome);
     }
 

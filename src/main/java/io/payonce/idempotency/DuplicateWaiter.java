@@ -8,6 +8,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.payonce.mysql.Database;
 import io.payonce.mysql.UtcTime;
 import io.smallrye.mutiny.Uni;
 
@@ -25,13 +26,17 @@ public class DuplicateWaiter {
     private static final Duration MAX_POLL = Duration.ofMillis(250);
     /** With pub/sub the wake-up comes first; polling is only a safety net. */
     private static final Duration MAX_POLL_LISTENING = Duration.ofSeconds(1);
+    /** However the database behaves, a wait ends this soon after its deadline. */
+    private static final Duration PAST_DEADLINE = Duration.ofMillis(500);
 
     private final TokenRepository tokens;
     private final RedisFastPath redis;
     private final WakeUps wakeUps;
     private final MeterRegistry meters;
+    private final Database db;
 
-    DuplicateWaiter(TokenRepository tokens, RedisFastPath redis, WakeUps wakeUps, MeterRegistry meters) {
+    DuplicateWaiter(TokenRepository tokens, RedisFastPath redis, WakeUps wakeUps, MeterRegistry meters, Database db) {
+        this.db = db;
         this.tokens = tokens;
         this.redis = redis;
         this.wakeUps = wakeUps;
@@ -59,7 +64,12 @@ public class DuplicateWaiter {
      */
     public Uni<Waited> await(String merchantId, String token, String fingerprint, Instant deadline) {
         Timer.Sample sample = Timer.start(meters);
+        Duration bound = Duration.between(UtcTime.now(), deadline).plus(PAST_DEADLINE);
         return round(merchantId, token, fingerprint, deadline, FIRST_POLL)
+                // a database that stops answering without closing the connection holds a look for up to the
+                // database timeout: the wait still ends by its deadline, as one still running
+                .ifNoItem().after(bound.isNegative() ? PAST_DEADLINE : bound)
+                .recoverWithItem(() -> new Waited.StillRunning(null))
                 .onItemOrFailure().invoke((waited, failure) -> sample.stop(meters.timer("payonce.idempotency.wait",
                         "outcome", waited == null ? "failed" : waited.getClass().getSimpleName().toLowerCase())));
     }
@@ -95,7 +105,7 @@ public class DuplicateWaiter {
             if (cached != null && cached.isAnswer()) {
                 return Uni.createFrom().item(answer(cached, fingerprint, "redis"));
             }
-            return tokens.find(merchantId, token).flatMap(row -> {
+            return db.bounded(tokens.find(merchantId, token)).flatMap(row -> {
                 if (row == null) {
                     // no row yet: while a copy holds the ownership key its first transaction is under way
                     return redis.owned(merchantId, token)

@@ -1,5 +1,6 @@
 package io.payonce.idempotency;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -29,7 +30,7 @@ public class TokenRepository {
     private static final String INSERT_CLAIMED = """
             INSERT INTO idempotency_tokens (merchant_id, token, state, fingerprint, request_no, lease_until, expires_at,
                 created_at, updated_at)
-            VALUES (?, ?, 'IN_PROGRESS', ?, ?, ?, ?, ?, ?)""";
+            VALUES (?, ?, 'IN_PROGRESS', ?, ?, DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND), ?, ?, ?)""";
 
     /**
      * Claiming a released token again: only one caller can move an AVAILABLE, unexpired token whose
@@ -37,7 +38,7 @@ public class TokenRepository {
      */
     private static final String CLAIM = """
             UPDATE idempotency_tokens FORCE INDEX (uq_tokens_merchant_token)
-            SET state = 'IN_PROGRESS', fingerprint = ?, request_no = ?, lease_until = ?,
+            SET state = 'IN_PROGRESS', fingerprint = ?, request_no = ?, lease_until = DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND),
                 response_status = NULL, response_body = NULL, updated_at = ?
             WHERE merchant_id = ? AND token = ? AND state = 'AVAILABLE' AND expires_at > ?
               AND (fingerprint IS NULL OR fingerprint = ?)""";
@@ -59,9 +60,12 @@ public class TokenRepository {
             UPDATE idempotency_tokens FORCE INDEX (uq_tokens_merchant_token) SET response_status = ?, response_body = ?, updated_at = ?
             WHERE merchant_id = ? AND token = ? AND state = 'IN_PROGRESS'""";
 
-    /** A dead owner's token with no payment record behind it can safely execute again. */
+    /**
+     * A dead owner's token with no payment record behind it can safely execute again. Leases are set and
+     * compared on the database's clock, which every instance shares.
+     */
     private static final String DEAD = """
-            t.state = 'IN_PROGRESS' AND t.lease_until < ?
+            t.state = 'IN_PROGRESS' AND t.lease_until < UTC_TIMESTAMP(3)
               AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.merchant_id = t.merchant_id AND p.token = t.token)""";
 
     /**
@@ -99,18 +103,18 @@ public class TokenRepository {
 
     /** Inserts the token's row, claimed; fails with a duplicate-key error when the row exists already. */
     public Uni<Void> insertClaimed(SqlClient tx, String merchantId, String token, String fingerprint, String requestNo,
-            Instant leaseUntil, Instant expiresAt, Instant now) {
+            Duration lease, Instant expiresAt, Instant now) {
         return tx.preparedQuery(INSERT_CLAIMED)
-                .execute(Tuple.from(new Object[] { merchantId, token, fingerprint, requestNo, UtcTime.toColumn(leaseUntil),
+                .execute(Tuple.from(new Object[] { merchantId, token, fingerprint, requestNo, lease.toNanos() / 1_000,
                         UtcTime.toColumn(expiresAt), UtcTime.toColumn(now), UtcTime.toColumn(now) }))
                 .replaceWithVoid();
     }
 
     /** True when this caller now owns the released token. */
     public Uni<Boolean> claim(SqlClient tx, String merchantId, String token, String fingerprint, String requestNo,
-            Instant leaseUntil, Instant now) {
+            Duration lease, Instant now) {
         return tx.preparedQuery(CLAIM)
-                .execute(Tuple.from(new Object[] { fingerprint, requestNo, UtcTime.toColumn(leaseUntil),
+                .execute(Tuple.from(new Object[] { fingerprint, requestNo, lease.toNanos() / 1_000,
                         UtcTime.toColumn(now), merchantId, token, UtcTime.toColumn(now), fingerprint }))
                 .map(rows -> rows.rowCount() == 1);
     }
@@ -147,7 +151,7 @@ public class TokenRepository {
     /** Releases up to {@code batch} dead leases; answers how many. */
     public Uni<Integer> releaseDead(Instant now, int batch) {
         Object at = UtcTime.toColumn(now);
-        return pool.preparedQuery(DEAD_LEASES).execute(Tuple.of(at, batch)).flatMap(found -> {
+        return pool.preparedQuery(DEAD_LEASES).execute(Tuple.of(batch)).flatMap(found -> {
             if (found.size() == 0) {
                 return Uni.createFrom().item(0);
             }
@@ -156,7 +160,6 @@ public class TokenRepository {
                 args.add(row.getString("merchant_id"));
                 args.add(row.getString("token"));
             });
-            args.add(at);
             String keys = String.join(" OR ", Collections.nCopies(found.size(), "(t.merchant_id = ? AND t.token = ?)"));
             return pool.preparedQuery(RELEASE_DEAD.formatted(keys)).execute(Tuple.from(args)).map(rows -> rows.rowCount());
         });

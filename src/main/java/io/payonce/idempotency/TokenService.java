@@ -1,5 +1,6 @@
 package io.payonce.idempotency;
 
+import java.time.Duration;
 import java.time.Instant;
 
 import jakarta.inject.Singleton;
@@ -67,13 +68,13 @@ public class TokenService {
      */
     public Uni<Void> claimIn(SqlClient tx, String merchantId, TokenUse use) {
         Instant now = UtcTime.now();
-        Instant leaseUntil = now.plus(config.idempotency().lease());
+        Duration lease = config.idempotency().lease();
         if (use.firstUse()) {
-            return tokens.insertClaimed(tx, merchantId, use.token(), use.fingerprint(), use.requestNo(), leaseUntil,
+            return tokens.insertClaimed(tx, merchantId, use.token(), use.fingerprint(), use.requestNo(), lease,
                     use.expiresAt(), now)
                     .onFailure(MysqlErrors::isDuplicateKey).transform(dup -> new TokenTakenException());
         }
-        return tokens.claim(tx, merchantId, use.token(), use.fingerprint(), use.requestNo(), leaseUntil, now)
+        return tokens.claim(tx, merchantId, use.token(), use.fingerprint(), use.requestNo(), lease, now)
                 .map(owned -> {
                     if (!owned) {
                         throw new TokenTakenException();

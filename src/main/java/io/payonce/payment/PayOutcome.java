@@ -37,6 +37,13 @@ public sealed interface PayOutcome {
     record Declined(String orderNo, String requestNo) implements PayOutcome {
     }
 
+    /**
+     * The channel never completed the charge and the number was closed there, so nothing was charged; the
+     * order is payable again under a new request.
+     */
+    record NotCompleted(String orderNo, String requestNo) implements PayOutcome {
+    }
+
     /** The channel's outcome is unknown; reconciliation will settle it with the same request number. */
     record Processing(String orderNo, String requestNo) implements PayOutcome {
     }

@@ -17,6 +17,7 @@ import io.payonce.idempotency.StoredResponse;
 import io.payonce.idempotency.TokenService;
 import io.payonce.idempotency.TokenTakenException;
 import io.payonce.idempotency.TokenUse;
+import io.payonce.mysql.Database;
 import io.payonce.mysql.UtcTime;
 import io.payonce.payment.PayMetrics.Layer;
 import io.smallrye.mutiny.Uni;
@@ -38,9 +39,11 @@ public class PayService {
     private final DuplicateWaiter waiter;
     private final RedisFastPath redis;
     private final PayMetrics metrics;
+    private final Database db;
 
     PayService(TokenService tokens, PaymentExecutor executor, DuplicateWaiter waiter, RedisFastPath redis,
-            PayMetrics metrics) {
+            PayMetrics metrics, Database db) {
+        this.db = db;
         this.tokens = tokens;
         this.executor = executor;
         this.waiter = waiter;
@@ -85,15 +88,24 @@ public class PayService {
                             metrics.stopped(Layer.REDIS);
                             return awaitFirst(cmd, use, deadline, CLAIM_TRIES);
                         }
-                        Uni<PayReply> owned = attempt(cmd, use, deadline, CLAIM_TRIES)
-                                .call(reply -> handOver(cmd, use, reply))
-                                .onFailure().call(e -> redis.released(cmd.merchantId(), cmd.token()));
-                        // detached from the HTTP request (cancelling the dependent stage leaves this one
-                        // running): a client (or gateway) that hangs up must not cut an execution short
-                        // between its charge and its settlement; duplicates wait for it
-                        return Uni.createFrom().completionStage(owned.subscribeAsCompletionStage().thenApply(reply -> reply));
+                        return own(cmd, use, deadline, CLAIM_TRIES);
                     });
                 }));
+    }
+
+    /**
+     * Executes as the token's owner, whether this copy came first or takes over a token its owner
+     * released: detached from the HTTP request (cancelling the dependent stage leaves this one running), so
+     * a client or gateway that hangs up cannot cut an execution short between its charge and its
+     * settlement; its answer is handed over to Redis for the duplicates (a copy that lost the MySQL claim
+     * and replays another's answer only gives ownership up), and on failure ownership is given up so that
+     * they look again.
+     */
+    private Uni<PayReply> own(PayCommand cmd, TokenUse use, Instant deadline, int triesLeft) {
+        Uni<PayReply> owned = attempt(cmd, use, deadline, triesLeft)
+                .call(reply -> reply.replayed() ? redis.disown(cmd.merchantId(), cmd.token()) : handOver(cmd, use, reply))
+                .onFailure().call(e -> redis.released(cmd.merchantId(), cmd.token()));
+        return Uni.createFrom().completionStage(owned.subscribeAsCompletionStage().thenApply(reply -> reply));
     }
 
     /** A final answer is cached and published to every waiter; an interim one only gives up ownership. */
@@ -121,8 +133,8 @@ public class PayService {
      */
     private Uni<PayReply> attempt(PayCommand cmd, TokenUse use, Instant deadline, int triesLeft) {
         return executor.execute(cmd, use)
-                .map(executed -> new PayReply(executed.response(), false))
-                .onFailure(TokenTakenException.class).recoverWithUni(taken -> tokens.inspect(cmd.merchantId(), use)
+                .map(response -> new PayReply(response, false))
+                .onFailure(TokenTakenException.class).recoverWithUni(taken -> db.bounded(tokens.inspect(cmd.merchantId(), use))
                         .onFailure(PayService::isInfrastructure)
                         .transform(e -> new TemporarilyUnavailableException("database unavailable", e))
                         .flatMap(claim -> {
@@ -136,8 +148,7 @@ public class PayService {
                                 return replay(finished.response(), "mysql");
                             }
                             return awaitFirst(cmd, use, deadline, triesLeft);
-                        }))
-                .onFailure(AlreadySettledException.class).recoverWithUni(e -> awaitFirst(cmd, use, deadline, triesLeft));
+                        }));
     }
 
     private Uni<PayReply> awaitFirst(PayCommand cmd, TokenUse use, Instant deadline, int triesLeft) {
@@ -149,9 +160,9 @@ public class PayService {
                         return replay(finished.response(), finished.source());
                     }
                     if (waited instanceof Waited.Released) {
-                        // the owner gave up before anything irreversible: this copy may execute it, a few
-                        // times at most, so that copies losing every race to a release cannot go round for ever
-                        return triesLeft > 0 ? attempt(cmd, use, deadline, triesLeft - 1)
+                        // the owner gave up before anything irreversible: this copy may execute it, as an owner,
+                        // a few times at most, so that copies losing every race to a release cannot go round for ever
+                        return triesLeft > 0 ? own(cmd, use, deadline, triesLeft - 1)
                                 : Uni.createFrom().failure(new RequestInProgressException());
                     }
                     StoredResponse interim = ((Waited.StillRunning) waited).interim();

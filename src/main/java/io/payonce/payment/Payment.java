@@ -15,12 +15,13 @@ public record Payment(
         long amount,
         String currency,
         PaymentStatus status,
+        PaymentFailure failure,
         String channelTxnId,
         Instant createdAt,
         Instant updatedAt,
         int reconcileAttempts) {
 
-    static final String COLUMNS = "id, merchant_id, request_no, order_no, token, amount, currency, status, "
+    static final String COLUMNS = "id, merchant_id, request_no, order_no, token, amount, currency, status, failure, "
             + "channel_txn_id, created_at, updated_at, reconcile_attempts";
 
     static Payment from(Row row) {
@@ -33,6 +34,7 @@ public record Payment(
                 row.getLong("amount"),
                 row.getString("currency"),
                 PaymentStatus.valueOf(row.getString("status")),
+                row.getString("failure") == null ? null : PaymentFailure.valueOf(row.getString("failure")),
                 row.getString("channel_txn_id"),
                 UtcTime.fromColumn(row.getLocalDateTime("created_at")),
                 UtcTime.fromColumn(row.getLocalDateTime("updated_at")),

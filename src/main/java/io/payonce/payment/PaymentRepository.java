@@ -1,5 +1,6 @@
 package io.payonce.payment;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -26,9 +27,12 @@ import io.vertx.mutiny.sqlclient.Tuple;
 @ApplicationScoped
 public class PaymentRepository {
 
+    /** Its age and its owner's lease are on the database's clock, which every instance shares. */
     private static final String INSERT = """
-            INSERT INTO payments (merchant_id, request_no, order_no, token, amount, currency, status, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, 'PROCESSING', ?, ?)""";
+            INSERT INTO payments (merchant_id, request_no, order_no, token, amount, currency, status, created_at, updated_at,
+                lease_until)
+            VALUES (?, ?, ?, ?, ?, ?, 'PROCESSING', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3),
+                DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND))""";
 
     private static final String FIND = "SELECT " + Payment.COLUMNS + " FROM payments WHERE merchant_id = ? AND request_no = ?";
 
@@ -44,21 +48,24 @@ public class PaymentRepository {
             UPDATE payments p FORCE INDEX (PRIMARY)
             JOIN orders o ON o.id = ?
             LEFT JOIN idempotency_tokens t FORCE INDEX (uq_tokens_merchant_token) ON t.merchant_id = p.merchant_id AND t.token = ? AND t.state = 'IN_PROGRESS'
-            SET p.status = ?, p.channel_txn_id = ?, p.updated_at = ?,
+            SET p.status = ?, p.failure = ?, p.channel_txn_id = ?, p.updated_at = ?,
                 o.status = ?, o.version = o.version + 1, o.updated_at = ?,
                 t.state = 'COMPLETED', t.response_status = ?, t.response_body = ?, t.lease_until = NULL, t.updated_at = ?
             WHERE p.id = ? AND p.status = 'PROCESSING' AND o.status = 'PAYING' AND o.version = ?""";
-
-    private static final String STATUS = "SELECT status FROM payments WHERE id = ?";
 
     /** Only a charge the channel never accepted is undone, so nothing that was charged is forgotten. */
     private static final String DELETE_UNACCEPTED = """
             DELETE p FROM payments p FORCE INDEX (PRIMARY) WHERE p.id = ? AND p.status = 'PROCESSING'""";
 
-    /** PROCESSING payments old enough to reconcile and not leased: read without a lock, then claimed. */
+    /**
+     * PROCESSING payments old enough to reconcile, whose owner's lease has ended and that no reconciler
+     * holds: read without a lock, then claimed. Ages and leases are compared on the database's clock.
+     */
     private static final String RECONCILABLE = """
             SELECT id FROM payments
-            WHERE status = 'PROCESSING' AND created_at < ? AND (reconcile_after IS NULL OR reconcile_after <= ?)
+            WHERE status = 'PROCESSING' AND created_at < DATE_SUB(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND)
+              AND (lease_until IS NULL OR lease_until <= UTC_TIMESTAMP(3))
+              AND (reconcile_after IS NULL OR reconcile_after <= UTC_TIMESTAMP(3))
             ORDER BY id LIMIT ?""";
 
     /**
@@ -68,15 +75,20 @@ public class PaymentRepository {
      * deadlock; a payment another reconciler leased meanwhile no longer matches.
      */
     private static final String CLAIM_FOR_RECONCILE = """
-            UPDATE payments FORCE INDEX (PRIMARY) SET reconcile_after = ?, reconcile_claim = ?
-            WHERE id IN (%s) AND status = 'PROCESSING' AND (reconcile_after IS NULL OR reconcile_after <= ?)""";
+            UPDATE payments FORCE INDEX (PRIMARY)
+            SET reconcile_after = DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND), reconcile_claim = ?
+            WHERE id IN (%s) AND status = 'PROCESSING' AND (reconcile_after IS NULL OR reconcile_after <= UTC_TIMESTAMP(3))""";
 
+    /** The claimed payments, each with whether it is past the age at which reconciliation gives up. */
     private static final String CLAIMED = "SELECT " + Payment.COLUMNS
+            + ", created_at <= DATE_SUB(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND) AS overdue"
             + " FROM payments WHERE id IN (%s) AND reconcile_claim = ? AND status = 'PROCESSING'";
 
     /** The channel still cannot tell: try again after the backoff. */
     private static final String POSTPONE = """
-            UPDATE payments FORCE INDEX (PRIMARY) SET reconcile_after = ?, reconcile_attempts = reconcile_attempts + 1, reconcile_claim = NULL
+            UPDATE payments FORCE INDEX (PRIMARY)
+            SET reconcile_after = DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND), reconcile_attempts = reconcile_attempts + 1,
+                reconcile_claim = NULL
             WHERE id = ? AND status = 'PROCESSING' AND reconcile_claim = ?""";
 
     private final Pool pool;
@@ -85,12 +97,15 @@ public class PaymentRepository {
         this.pool = pool;
     }
 
-    /** Inserts a PROCESSING record and returns its id; a reused request number fails with 1062. */
+    /**
+     * Inserts a PROCESSING record, leased to its owner for {@code lease}, and returns its id; a reused
+     * request number fails with 1062.
+     */
     public Uni<Long> insert(SqlClient tx, String merchantId, String requestNo, String orderNo, String token,
-            long amount, String currency, Instant now) {
+            long amount, String currency, Duration lease) {
         return tx.preparedQuery(INSERT)
                 .execute(Tuple.from(new Object[] { merchantId, requestNo, orderNo, token, amount, currency,
-                        UtcTime.toColumn(now), UtcTime.toColumn(now) }))
+                        micros(lease) }))
                 .map(rows -> rows.property(MySQLClient.LAST_INSERTED_ID));
     }
 
@@ -119,56 +134,60 @@ public class PaymentRepository {
      * Settles a PROCESSING payment, its PAYING order and its in-progress token (see {@link #SETTLE});
      * false when nothing changed: the payment was settled already or the order moved under it.
      */
-    public Uni<Boolean> settle(long id, PaymentStatus status, String channelTxnId, Order order,
+    public Uni<Boolean> settle(long id, PaymentStatus status, PaymentFailure failure, String channelTxnId, Order order,
             OrderStatus orderStatus, String token, StoredResponse response, Instant now) {
         Object at = UtcTime.toColumn(now);
         return pool.preparedQuery(SETTLE)
-                .execute(Tuple.from(new Object[] { order.id(), token, status.name(), channelTxnId, at,
+                .execute(Tuple.from(new Object[] { order.id(), token, status.name(),
+                        failure == null ? null : failure.name(), channelTxnId, at,
                         orderStatus.name(), at, response.status(), response.body(), at, id, order.version() }))
                 // payment and order both change, so a settlement changes two rows (three with the token)
                 .map(rows -> rows.rowCount() > 0);
     }
 
-    /** The payment's status now, or null when there is no such payment. */
-    public Uni<PaymentStatus> status(long id) {
-        return pool.preparedQuery(STATUS).execute(Tuple.of(id)).map(rows -> {
-            var it = rows.iterator();
-            return it.hasNext() ? PaymentStatus.valueOf(it.next().getString("status")) : null;
-        });
+    /** A payment claimed by a reconciler run, and whether it is past the age at which reconciliation gives up. */
+    public record Claimed(Payment payment, boolean overdue) {
     }
 
-    /** Claims a batch for reconciliation and returns it. */
-    public Uni<List<Payment>> claimForReconcile(String claim, Instant olderThan, Instant leaseUntil, Instant now,
+    /**
+     * Claims a batch of payments older than {@code minAge} for reconciliation, each leased to this run for
+     * {@code claimLease}, and returns it.
+     */
+    public Uni<List<Claimed>> claimForReconcile(String claim, Duration minAge, Duration claimLease, Duration giveUpAfter,
             int batch) {
-        return pool.preparedQuery(RECONCILABLE)
-                .execute(Tuple.of(UtcTime.toColumn(olderThan), UtcTime.toColumn(now), batch))
+        return pool.preparedQuery(RECONCILABLE).execute(Tuple.of(micros(minAge), batch))
                 .flatMap(found -> {
                     List<Object> ids = new ArrayList<>();
                     found.forEach(row -> ids.add(row.getLong("id")));
                     if (ids.isEmpty()) {
-                        return Uni.createFrom().item(List.<Payment>of());
+                        return Uni.createFrom().item(List.<Claimed>of());
                     }
                     String marks = String.join(", ", Collections.nCopies(ids.size(), "?"));
-                    List<Object> claimArgs = new ArrayList<>(List.of(UtcTime.toColumn(leaseUntil), claim));
+                    List<Object> claimArgs = new ArrayList<>(List.of(micros(claimLease), claim));
                     claimArgs.addAll(ids);
-                    claimArgs.add(UtcTime.toColumn(now));
-                    List<Object> claimedArgs = new ArrayList<>(ids);
+                    List<Object> claimedArgs = new ArrayList<>(List.of(micros(giveUpAfter)));
+                    claimedArgs.addAll(ids);
                     claimedArgs.add(claim);
                     return pool.preparedQuery(CLAIM_FOR_RECONCILE.formatted(marks)).execute(Tuple.from(claimArgs))
                             .flatMap(updated -> pool.preparedQuery(CLAIMED.formatted(marks)).execute(Tuple.from(claimedArgs)))
                             .map(rows -> {
-                                List<Payment> payments = new ArrayList<>();
+                                List<Claimed> claimed = new ArrayList<>();
                                 for (Row row : rows) {
-                                    payments.add(Payment.from(row));
+                                    claimed.add(new Claimed(Payment.from(row), ((Number) row.getValue("overdue")).intValue() == 1));
                                 }
-                                return payments;
+                                return claimed;
                             });
                 });
     }
 
-    public Uni<Boolean> postpone(long id, String claim, Instant nextTry) {
-        return pool.preparedQuery(POSTPONE).execute(Tuple.of(UtcTime.toColumn(nextTry), id, claim))
+    /** The channel still cannot tell: looked at again after {@code backoff}. */
+    public Uni<Boolean> postpone(long id, String claim, Duration backoff) {
+        return pool.preparedQuery(POSTPONE).execute(Tuple.of(micros(backoff), id, claim))
                 .map(rows -> rows.rowCount() == 1);
+    }
+
+    private static long micros(Duration duration) {
+        return duration.toNanos() / 1_000;
     }
 
     /** Removes a PROCESSING record whose charge the channel refused before accepting it. */

@@ -1,7 +1,6 @@
 package io.payonce.reconcile;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -16,25 +15,33 @@ import io.payonce.channel.ChargeResult;
 import io.payonce.channel.PaymentChannel;
 import io.payonce.idempotency.RedisFastPath;
 import io.payonce.idempotency.TokenRepository;
+import io.payonce.mysql.Database;
 import io.payonce.mysql.UtcTime;
 import io.payonce.payment.Payment;
-import io.payonce.payment.PaymentExecutor;
+import io.payonce.payment.Settlement;
 import io.payonce.payment.PaymentRepository;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 
 /**
- * The recovery jobs, safe to run on every instance at once: settles payments left PROCESSING by
- * asking the channel with the same request number (never charging), releases tokens whose owner died
- * before any payment record existed, and purges expired tokens in bounded batches.
+ * The recovery jobs, safe to run on every instance at once: completes payments left PROCESSING by a
+ * process that no longer holds them, on the channel's word only and always with the payment's own
+ * request number; releases tokens whose owner died before any payment record existed; and purges
+ * expired tokens in bounded batches.
  */
 @ApplicationScoped
 public class Reconciler {
 
     private static final Logger LOG = Logger.getLogger(Reconciler.class);
     private static final int BATCH = 20;
-    /** Longer than a batch of channel queries running side by side, each bounded by the channel timeout. */
+    /** Longer than a batch of channel calls running side by side, each bounded by the channel timeout. */
     private static final Duration CLAIM_LEASE = Duration.ofSeconds(60);
+    /**
+     * A run that has not ended by then fails, so one hung on a silent database or channel cannot hold off
+     * later runs (a run is skipped while another is under way). Under the claim lease, so the payments a
+     * run gave up on are not taken by the next one while it might still be working on them.
+     */
+    private static final Duration RUN_BOUND = Duration.ofSeconds(45);
     private static final Duration FIRST_BACKOFF = Duration.ofSeconds(5);
     private static final Duration MAX_BACKOFF = Duration.ofMinutes(5);
     private static final int PURGE_BATCH = 500;
@@ -42,19 +49,21 @@ public class Reconciler {
 
     private final PaymentRepository payments;
     private final TokenRepository tokens;
-    private final PaymentExecutor executor;
+    private final Settlement settlement;
     private final PaymentChannel channel;
     private final RedisFastPath redis;
+    private final Database db;
     private final PayOnceConfig config;
     private final MeterRegistry meters;
 
-    Reconciler(PaymentRepository payments, TokenRepository tokens, PaymentExecutor executor, PaymentChannel channel,
-            RedisFastPath redis, PayOnceConfig config, MeterRegistry meters) {
+    Reconciler(PaymentRepository payments, TokenRepository tokens, Settlement settlement, PaymentChannel channel,
+            RedisFastPath redis, Database db, PayOnceConfig config, MeterRegistry meters) {
         this.payments = payments;
         this.tokens = tokens;
-        this.executor = executor;
+        this.settlement = settlement;
         this.channel = channel;
         this.redis = redis;
+        this.db = db;
         this.config = config;
         this.meters = meters;
     }
@@ -67,12 +76,16 @@ public class Reconciler {
             concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     Uni<Void> scheduled() {
         return runOnce()
+                .ifNoItem().after(RUN_BOUND).fail()
                 .invoke(report -> {
                     if (report.settled() + report.postponed() + report.leasesReleased() + report.tokensPurged() > 0) {
                         LOG.infof("reconciliation: %s", report);
                     }
                 })
-                .onFailure().invoke(e -> LOG.warnf("reconciliation run failed, next run retries: %s", e.toString()))
+                .onFailure().invoke(e -> {
+                    meters.counter("payonce.reconcile.failed_runs").increment();
+                    LOG.warnf("reconciliation run failed, next run retries: %s", e.toString());
+                })
                 .onFailure().recoverWithNull()
                 .replaceWithVoid();
     }
@@ -83,19 +96,21 @@ public class Reconciler {
                         .map(purged -> new Report(counts[0], counts[1], released, purged))));
     }
 
-    /** Claims a batch of old PROCESSING payments and settles each by a query with its own request number. */
+    /**
+     * Claims a batch of PROCESSING payments that are old enough and whose owner's lease has ended, and
+     * completes each with its own request number.
+     */
     Uni<int[]> settleProcessing() {
-        Instant now = UtcTime.now();
         String claim = UUID.randomUUID().toString();
-        return payments.claimForReconcile(claim, now.minus(config.reconcile().minAge()), now.plus(CLAIM_LEASE), now,
-                BATCH)
+        return db.bounded(payments.claimForReconcile(claim, config.reconcile().minAge(), CLAIM_LEASE,
+                config.reconcile().giveUpAfter(), BATCH))
                 .flatMap(claimed -> {
                     if (claimed.isEmpty()) {
                         return Uni.createFrom().item(new int[] { 0, 0 });
                     }
                     List<Uni<Boolean>> work = new ArrayList<>();
-                    for (Payment payment : claimed) {
-                        work.add(reconcile(payment, claim));
+                    for (PaymentRepository.Claimed one : claimed) {
+                        work.add(reconcile(one.payment(), one.overdue(), claim));
                     }
                     return Uni.join().all(work).andCollectFailures().map(results -> {
                         int settled = (int) results.stream().filter(Boolean::booleanValue).count();
@@ -104,39 +119,72 @@ public class Reconciler {
                 });
     }
 
-    /** True when settled; false when postponed because the channel still cannot tell. */
-    private Uni<Boolean> reconcile(Payment payment, String claim) {
-        return channel.query(payment.merchantId(), payment.requestNo()).flatMap(told -> {
-            if (told instanceof ChargeResult.Unknown || told instanceof ChargeResult.NotAccepted) {
-                meters.counter("payonce.reconcile.outcomes", "outcome", "unknown").increment();
-                return payments.postpone(payment.id(), claim, UtcTime.now().plus(backoff(payment.reconcileAttempts())))
-                        .replaceWith(false);
+    /** True when settled; false when postponed because the channel has no final word yet. */
+    private Uni<Boolean> reconcile(Payment payment, boolean overdue, String claim) {
+        return channel.query(payment.merchantId(), payment.requestNo())
+                .flatMap(told -> complete(payment, overdue, told))
+                .flatMap(word -> word.isFinal() ? settle(payment, word) : postpone(payment, claim, word))
+                .onFailure().recoverWithUni(e -> {
+                    LOG.warnf("reconciling %s failed, retried later: %s", payment.requestNo(), e.toString());
+                    return postpone(payment, claim, new ChargeResult.Unknown(e.toString()))
+                            .onFailure().recoverWithItem(false);
+                });
+    }
+
+    /**
+     * What the channel's answer to the query leads to: the channel's final word, or nothing yet (pending,
+     * or no clear answer). A charge that never arrived is sent again, the same number and amount, and the
+     * channel's idempotency makes that safe even if the first is still on its way: the customer asked
+     * once, and was told it is processing. Past {@code give-up-after}, the number is closed instead, so
+     * that nothing can be charged under it once the payment is reported not completed.
+     */
+    private Uni<ChargeResult> complete(Payment payment, boolean overdue, ChargeResult told) {
+        if (told.isFinal()) {
+            return Uni.createFrom().item(told);
+        }
+        if (overdue) {
+            return channel.close(payment.merchantId(), payment.requestNo());
+        }
+        if (told instanceof ChargeResult.NotFound) {
+            meters.counter("payonce.reconcile.charges_sent_again").increment();
+            return channel.charge(payment.merchantId(), payment.orderNo(), payment.requestNo(), payment.amount(),
+                    payment.currency());
+        }
+        return Uni.createFrom().item(told);
+    }
+
+    /** Settles on the channel's final word and wakes the duplicates waiting for this token, on every instance. */
+    private Uni<Boolean> settle(Payment payment, ChargeResult word) {
+        return settlement.settle(Settlement.Target.of(payment), null, word).flatMap(settled -> {
+            outcome(settled.byThisCall() ? outcomeName(word) : "settled_elsewhere");
+            if (!settled.byThisCall() || payment.token() == null) {
+                return Uni.createFrom().item(true);
             }
-            String outcome = told instanceof ChargeResult.Succeeded ? "succeeded"
-                    : told instanceof ChargeResult.NotFound ? "not_found" : "declined";
-            return executor.settleReconciled(payment, told).flatMap(executed -> {
-                meters.counter("payonce.reconcile.outcomes", "outcome", executed == null ? "settled_elsewhere" : outcome)
-                        .increment();
-                if (executed == null || payment.token() == null) {
-                    return Uni.createFrom().item(true);
-                }
-                // wake the duplicates waiting for this token, on every instance
-                return tokens.find(payment.merchantId(), payment.token()).flatMap(token -> token == null
-                        ? Uni.createFrom().voidItem()
-                        : redis.finished(payment.merchantId(), payment.token(), token.fingerprint(), executed.response(),
-                                token.expiresAt()))
-                        .replaceWith(true);
-            });
-        }).onFailure().recoverWithUni(e -> {
-            LOG.warnf("reconciling %s failed, retried later: %s", payment.requestNo(), e.toString());
-            return payments.postpone(payment.id(), claim, UtcTime.now().plus(backoff(payment.reconcileAttempts())))
-                    .onFailure().recoverWithItem(false)
-                    .replaceWith(false);
+            return db.bounded(tokens.find(payment.merchantId(), payment.token())).flatMap(token -> token == null
+                    ? Uni.createFrom().voidItem()
+                    : redis.finished(payment.merchantId(), payment.token(), token.fingerprint(), settled.response(),
+                            token.expiresAt()))
+                    .onFailure().recoverWithNull()
+                    .replaceWith(true);
         });
     }
 
+    private Uni<Boolean> postpone(Payment payment, String claim, ChargeResult word) {
+        outcome(word instanceof ChargeResult.Pending ? "pending" : "unknown");
+        return db.bounded(payments.postpone(payment.id(), claim, backoff(payment.reconcileAttempts()))).replaceWith(false);
+    }
+
+    private void outcome(String outcome) {
+        meters.counter("payonce.reconcile.outcomes", "outcome", outcome).increment();
+    }
+
+    private static String outcomeName(ChargeResult word) {
+        return word instanceof ChargeResult.Succeeded ? "succeeded"
+                : word instanceof ChargeResult.Declined ? "declined" : "not_completed";
+    }
+
     Uni<Integer> releaseDeadLeases() {
-        return tokens.releaseDead(UtcTime.now(), BATCH * 5);
+        return db.bounded(tokens.releaseDead(UtcTime.now(), BATCH * 5));
     }
 
     /** Deletes expired tokens a batch at a time, each batch its own short statement, a bounded number per run. */
@@ -144,7 +192,7 @@ public class Reconciler {
         if (batchesDone >= PURGE_BATCHES_PER_RUN) {
             return Uni.createFrom().item(purged);
         }
-        return tokens.purgeExpired(UtcTime.now(), PURGE_BATCH).flatMap(deleted -> deleted < PURGE_BATCH
+        return db.bounded(tokens.purgeExpired(UtcTime.now(), PURGE_BATCH)).flatMap(deleted -> deleted < PURGE_BATCH
                 ? Uni.createFrom().item(purged + deleted)
                 : purgeExpired(batchesDone + 1, purged + deleted));
     }

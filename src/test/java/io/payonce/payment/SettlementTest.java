@@ -14,9 +14,11 @@ import static io.payonce.Fixtures.unsettledPayment;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 
@@ -27,12 +29,14 @@ import org.junit.jupiter.api.Test;
 
 import io.payonce.Fixtures.PayRequest;
 import io.payonce.TestDatabase;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.channel.ChargeResult;
+import io.payonce.idempotency.StoredResponse;
 import io.quarkus.test.junit.QuarkusTest;
 
 /**
- * The settlement statement: payment, order and token move together or not at all, and a second
- * settlement of one payment changes nothing.
+ * The one settlement, the owner's and reconciliation's: payment, order and token move together or not
+ * at all, and a second settlement of one payment changes nothing and answers what the first stored.
  */
 @QuarkusTest
 class SettlementTest {
@@ -46,7 +50,13 @@ class SettlementTest {
     PaymentExecutor executor;
 
     @Inject
+    Settlement settlement;
+
+    @Inject
     PaymentRepository payments;
+
+    @Inject
+    MeterRegistry meters;
 
     @BeforeEach
     void setUp() {
@@ -55,20 +65,19 @@ class SettlementTest {
     }
 
     @Test
-    void secondSettlementOfOnePayment_changesNothing() {
+    void secondSettlementOfOnePayment_changesNothing_andAnswersWhatTheFirstStored() {
         PayRequest p = unsettledPayment();
         Payment processing = payment(p);
 
-        PaymentExecutor.Executed first = executor.settleReconciled(processing, new ChargeResult.Succeeded("txn_first"))
-                .await().atMost(BOUND);
-        PaymentExecutor.Executed second = executor.settleReconciled(processing, new ChargeResult.Declined("txn_second"))
-                .await().atMost(BOUND);
+        Settlement.Settled first = settle(processing, new ChargeResult.Succeeded("txn_first"));
+        Settlement.Settled second = settle(processing, new ChargeResult.Declined("txn_second"));
 
         Payment settled = payments.find(MERCHANT, p.requestNo()).await().atMost(BOUND);
         assertAll(
-                () -> assertNotNull(first, "the first settlement settles"),
-                () -> assertInstanceOf(PayOutcome.Paid.class, first.outcome()),
-                () -> assertNull(second, "the second finds the payment settled"),
+                () -> assertTrue(first.byThisCall(), "the first settlement settles"),
+                () -> assertEquals(200, first.response().status()),
+                () -> assertFalse(second.byThisCall(), "the second finds the payment settled"),
+                () -> assertEquals(first.response(), second.response(), "and answers what the first stored"),
                 () -> assertEquals(PaymentStatus.SUCCEEDED, settled.status()),
                 () -> assertEquals("txn_first", settled.channelTxnId()),
                 () -> assertEquals("PAID", orderStatus(MERCHANT, p.orderNo())),
@@ -80,6 +89,36 @@ class SettlementTest {
                 .body("channel_txn_id", equalTo("txn_first"));
     }
 
+    /** This must never happen (only the channel's word settles), and if it does, an operator hears of it. */
+    @Test
+    void successArrivingForAPaymentSettledFailed_isCountedAsADisagreement() {
+        PayRequest p = unsettledPayment();
+        Payment processing = payment(p);
+        double before = disagreements();
+        settle(processing, new ChargeResult.Declined("txn_declined"));
+
+        Settlement.Settled late = settle(processing, new ChargeResult.Succeeded("txn_late"));
+
+        assertAll(
+                () -> assertFalse(late.byThisCall()),
+                () -> assertEquals(402, late.response().status(), "the stored answer stands"),
+                () -> assertEquals(before + 1, disagreements()),
+                () -> assertEquals(PaymentStatus.FAILED, payment(p).status()));
+    }
+
+    @Test
+    void closedAtTheChannel_settlesFailed_withPaymentNotCompleted() {
+        PayRequest p = unsettledPayment();
+
+        Settlement.Settled closed = settle(payment(p), new ChargeResult.Closed());
+
+        assertAll(
+                () -> assertEquals(402, closed.response().status()),
+                () -> assertEquals(PaymentFailure.CLOSED, payment(p).failure()),
+                () -> assertEquals("PENDING", orderStatus(MERCHANT, p.orderNo())));
+        pay(p).then().statusCode(402).body("code", equalTo("payment_not_completed"));
+    }
+
     @Test
     void settlementWhoseOrderMovedUnderIt_writesNothing() {
         PayRequest p = unsettledPayment();
@@ -87,19 +126,11 @@ class SettlementTest {
         // a writer outside the state machine's rules: the settlement's version check must refuse
         db.execute("UPDATE orders SET status = 'PENDING', version = version + 1 WHERE order_no = ?", p.orderNo());
 
-        PaymentExecutor.Executed executed = null;
-        Throwable failure = null;
-        try {
-            executed = executor.settleReconciled(processing, new ChargeResult.Succeeded("txn_x")).await().atMost(BOUND);
-        } catch (IllegalStateException e) {
-            failure = e;
-        }
+        Throwable refused = assertThrows(IllegalStateException.class,
+                () -> settle(processing, new ChargeResult.Succeeded("txn_x")));
 
         Payment after = payments.find(MERCHANT, p.requestNo()).await().atMost(BOUND);
-        PaymentExecutor.Executed none = executed;
-        Throwable refused = failure;
         assertAll(
-                () -> assertNull(none, "nothing settled"),
                 () -> assertNotNull(refused, "the order left PAYING: an error, not a silent success"),
                 () -> assertEquals(PaymentStatus.PROCESSING, after.status(), "the payment is not settled alone"),
                 () -> assertEquals("PENDING", orderStatus(MERCHANT, p.orderNo())),
@@ -111,17 +142,25 @@ class SettlementTest {
         String orderNo = pendingOrder();
         String requestNo = id("req");
 
-        PaymentExecutor.Executed executed = executor.execute(
+        StoredResponse answer = executor.execute(
                 new PayCommand(MERCHANT, null, orderNo, requestNo, AMOUNT, CURRENCY)).await().atMost(BOUND);
 
         Payment settled = payments.find(MERCHANT, requestNo).await().atMost(BOUND);
         assertAll(
-                () -> assertInstanceOf(PayOutcome.Paid.class, executed.outcome()),
+                () -> assertEquals(200, answer.status(), answer.body()),
                 () -> assertEquals(PaymentStatus.SUCCEEDED, settled.status()),
                 () -> assertNull(settled.token()),
                 () -> assertEquals("PAID", orderStatus(MERCHANT, orderNo)),
                 () -> assertEquals(2, orderVersion(MERCHANT, orderNo)),
                 () -> assertEquals(1, ledgerCharges(MERCHANT, orderNo)));
+    }
+
+    private Settlement.Settled settle(Payment payment, ChargeResult word) {
+        return settlement.settle(Settlement.Target.of(payment), null, word).await().atMost(BOUND);
+    }
+
+    private double disagreements() {
+        return meters.counter("payonce.settlement.disagreements").count();
     }
 
     /** The request's payment record as the settlement reads it. */

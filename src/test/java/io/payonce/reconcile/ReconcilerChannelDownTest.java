@@ -1,7 +1,6 @@
 package io.payonce.reconcile;
 
 import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.id;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.time.Duration;
@@ -17,7 +16,10 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 
-/** While the channel cannot be asked, an uncertain payment stays PROCESSING and is retried with backoff. */
+/**
+ * While the channel gives no clear answer (here it cannot be reached at all), an uncertain payment stays
+ * PROCESSING and is retried with backoff.
+ */
 @QuarkusTest
 @TestProfile(ReconcilerChannelDownTest.ChannelDown.class)
 class ReconcilerChannelDownTest {
@@ -42,15 +44,10 @@ class ReconcilerChannelDownTest {
     }
 
     @Test
-    void channelUnreachable_paymentStaysProcessing_retriedOnlyAfterBackoff() {
-        String orderNo = id("ord");
-        String requestNo = id("req");
-        // the state a crash between the charge and its settlement leaves behind
-        db.execute("INSERT INTO orders (merchant_id, order_no, amount, currency, status, version, created_at, updated_at)"
-                + " VALUES (?, ?, 1999, 'USD', 'PAYING', 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))", MERCHANT, orderNo);
-        db.execute("INSERT INTO payments (merchant_id, request_no, order_no, token, amount, currency, status,"
-                + " created_at, updated_at) VALUES (?, ?, ?, NULL, 1999, 'USD', 'PROCESSING',"
-                + " UTC_TIMESTAMP(3) - INTERVAL 1 HOUR, UTC_TIMESTAMP(3))", MERCHANT, requestNo, orderNo);
+    void noClearAnswer_paymentStaysProcessing_retriedOnlyAfterBackoff() {
+        TestDatabase.LeftProcessing left = db.leftProcessing(MERCHANT);
+        String orderNo = left.orderNo();
+        String requestNo = left.requestNo();
 
         Reconciler.Report first = reconciler.runOnce().await().atMost(Duration.ofSeconds(20));
         Reconciler.Report second = reconciler.runOnce().await().atMost(Duration.ofSeconds(20));

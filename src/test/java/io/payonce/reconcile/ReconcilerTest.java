@@ -59,8 +59,25 @@ class ReconcilerTest {
         return p;
     }
 
+    /** Older than min-age, and its owner's lease over: as a payment a dead or finished owner left. */
     private void ageProcessingPayments() {
-        db.execute("UPDATE payments SET created_at = created_at - INTERVAL 1 HOUR WHERE status = 'PROCESSING'");
+        db.execute("UPDATE payments SET created_at = created_at - INTERVAL 1 MINUTE,"
+                + " lease_until = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE status = 'PROCESSING'");
+    }
+
+    /** Past give-up-after (an hour in the test profile's defaults). */
+    private void ageProcessingPaymentsPastGiveUp() {
+        db.execute("UPDATE payments SET created_at = created_at - INTERVAL 2 HOUR,"
+                + " lease_until = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE status = 'PROCESSING'");
+    }
+
+    /** Lets a postponed payment be looked at again now, instead of after its backoff. */
+    private void endBackoff() {
+        db.execute("UPDATE payments SET reconcile_after = NULL WHERE status = 'PROCESSING'");
+    }
+
+    private String channelState(String requestNo) {
+        return as(MERCHANT).get("/sandbox/charges/" + requestNo).then().extract().path("status");
     }
 
     private Reconciler.Report run() {
@@ -84,20 +101,122 @@ class ReconcilerTest {
         assertEquals(1, Fixtures.ledgerAttempts(MERCHANT, p.orderNo()), "reconciliation queried, it never charged");
     }
 
+    /**
+     * A process that died after its payment record committed and before the charge left: the channel has
+     * never heard of it. The customer asked once and was told "processing", so the same charge is sent
+     * again, same number and amount, and the payment completes. It was once settled as declined here.
+     */
     @Test
-    void unknownToChannel_settlesFailed_orderPayableAgain_stored402() {
-        // a process that died after its payment record committed and before the charge left
+    void unknownToChannel_isChargedAgainWithTheSameNumber_andPaid() {
         PayRequest p = Fixtures.unsettledPayment();
         db.execute("DELETE FROM sandbox_charges WHERE request_no = ?", p.requestNo());
         ageProcessingPayments();
 
-        run();
+        Reconciler.Report report = run();
 
+        assertEquals(1, report.settled());
+        as(MERCHANT).get("/payments/" + p.requestNo()).then().body("status", equalTo("SUCCEEDED"));
+        assertEquals("PAID", Fixtures.orderStatus(MERCHANT, p.orderNo()));
+        assertEquals("SUCCEEDED", channelState(p.requestNo()), "charged under the payment's own number");
+        pay(p).then().statusCode(200).body("status", equalTo("PAID"));
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, p.orderNo()));
+        pay(token(), p.orderNo(), id("req")).then().statusCode(409).body("code", equalTo("order_not_payable"));
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, p.orderNo()), "never a second charge");
+    }
+
+    /**
+     * The bug this reconciliation was rebuilt for: the channel accepts a charge long after the service gave
+     * up waiting. While it is pending, reconciliation does nothing; once it succeeds, the payment is paid.
+     */
+    @Test
+    void chargeStillPendingAtChannel_isLeftProcessing_thenPaidWhenItSucceeds() throws Exception {
+        PayRequest p = Fixtures.payRequest();
+        Fixtures.sandbox("ok", 4_500, 1);
+        pay(p).then().statusCode(202);
+        ageProcessingPayments();
+
+        Reconciler.Report pending = run();
+
+        assertEquals(0, pending.settled());
+        assertEquals(1, pending.postponed());
+        as(MERCHANT).get("/payments/" + p.requestNo()).then().body("status", equalTo("PROCESSING"));
+        as(MERCHANT).header("Idempotency-Key", p.token()).header("Prefer", "wait=0").body(p.body()).post("/pay")
+                .then().statusCode(202);
+        assertEquals(0, Fixtures.ledgerCharges(MERCHANT, p.orderNo()), "a pending charge has not taken the money yet");
+
+        awaitChannelState(p.requestNo(), "SUCCEEDED");
+        endBackoff();
+        Reconciler.Report paid = run();
+
+        assertEquals(1, paid.settled());
+        assertEquals("PAID", Fixtures.orderStatus(MERCHANT, p.orderNo()));
+        pay(p).then().statusCode(200).body("status", equalTo("PAID"));
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, p.orderNo()));
+    }
+
+    @Test
+    void leasedPayment_isLeftToItsOwner_howeverOld() {
+        PayRequest p = Fixtures.unsettledPayment();
+        db.execute("UPDATE payments SET created_at = created_at - INTERVAL 1 MINUTE,"
+                + " lease_until = UTC_TIMESTAMP(3) + INTERVAL 1 MINUTE WHERE request_no = ?", p.requestNo());
+
+        Reconciler.Report report = run();
+
+        assertEquals(0, report.settled() + report.postponed());
+        as(MERCHANT).get("/payments/" + p.requestNo()).then().body("status", equalTo("PROCESSING"));
+    }
+
+    /**
+     * Past give-up-after with no final word from the channel, the number is closed there before the payment
+     * is reported failed, so the charge still pending can never succeed afterwards.
+     */
+    @Test
+    void noFinalWordPastGiveUp_isClosedAtTheChannel_thenReportedNotCompleted() {
+        PayRequest p = Fixtures.payRequest();
+        Fixtures.sandbox("ok", 60_000, 1);
+        pay(p).then().statusCode(202);
+        ageProcessingPaymentsPastGiveUp();
+
+        Reconciler.Report report = run();
+
+        assertEquals(1, report.settled());
+        assertEquals("CLOSED", channelState(p.requestNo()));
         as(MERCHANT).get("/payments/" + p.requestNo()).then().body("status", equalTo("FAILED"));
         assertEquals("PENDING", Fixtures.orderStatus(MERCHANT, p.orderNo()));
-        pay(p).then().statusCode(402).body("code", equalTo("payment_declined"));
+        pay(p).then().statusCode(402).body("code", equalTo("payment_not_completed"));
+        assertEquals(0, Fixtures.ledgerCharges(MERCHANT, p.orderNo()));
         pay(token(), p.orderNo(), id("req")).then().statusCode(200);
         assertEquals(1, Fixtures.ledgerCharges(MERCHANT, p.orderNo()));
+    }
+
+    @Test
+    void declinedAtChannel_settlesDeclined() {
+        PayRequest p = Fixtures.payRequest();
+        Fixtures.sandbox("decline", 4_000, 1);
+        pay(p).then().statusCode(202);
+        awaitChannelState(p.requestNo(), "DECLINED");
+        ageProcessingPayments();
+
+        run();
+
+        pay(p).then().statusCode(402).body("code", equalTo("payment_declined"));
+        assertEquals("PENDING", Fixtures.orderStatus(MERCHANT, p.orderNo()));
+        assertEquals(0, Fixtures.ledgerCharges(MERCHANT, p.orderNo()));
+    }
+
+    private void awaitChannelState(String requestNo, String state) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!state.equals(channelState(requestNo))) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the channel never said " + state + " of " + requestNo);
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
     }
 
     @Test

@@ -10,7 +10,7 @@ import io.payonce.recovery.PayClient.Intent;
 /**
  * The two instances every recovery test starts: a worker W, which the test kills, stops or cuts off, and an
  * instance S whose sandbox is W's channel and which nothing disturbs, so its ledger outlives whatever
- * happens to W. W serves no sandbox of its own and reconciles every second; a test adds what it is about
+ * happens to W. W serves no sandbox of its own, reconciles every second and gives the channel 1 s; a test adds what it is about
  * with {@link #worker(String, String)} before {@link #start}.
  */
 final class WorkerAndSandbox implements AutoCloseable {
@@ -25,7 +25,9 @@ final class WorkerAndSandbox implements AutoCloseable {
         worker = AppProcess.named(test + "-worker")
                 .channel(sandbox.sandboxUrl())
                 .env("PAYONCE_SANDBOX_ENABLED", "false")
-                .env("PAYONCE_RECONCILE_INTERVAL", "1s");
+                .env("PAYONCE_RECONCILE_INTERVAL", "1s")
+                // short, so that the tests' short reconciliation ages and leases can be above it, as they must
+                .env("PAYONCE_CHANNEL_TIMEOUT", "1s");
     }
 
     /** S and W, their logs named after {@code test}; not started yet. */

@@ -1,0 +1,143 @@
+package io.payonce.payment;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import org.jboss.logging.Logger;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.payonce.channel.ChargeResult;
+import io.payonce.idempotency.StoredResponse;
+import io.payonce.idempotency.TokenRepository;
+import io.payonce.mysql.Database;
+import io.payonce.mysql.MysqlErrors;
+import io.payonce.mysql.UtcTime;
+import io.payonce.order.Order;
+import io.payonce.order.OrderRepository;
+import io.payonce.order.OrderStatus;
+import io.smallrye.mutiny.Uni;
+
+/**
+ * The one way a PROCESSING payment is settled, by its owner and by reconciliation alike: on the channel's
+ * final word only, in one conditional statement (payment, order and the token's stored answer), so
+ * whichever of them comes second changes nothing and answers what the first stored.
+ */
+@ApplicationScoped
+public class Settlement {
+
+    private static final Logger LOG = Logger.getLogger(Settlement.class);
+
+    private final PaymentRepository payments;
+    private final OrderRepository orders;
+    private final TokenRepository tokens;
+    private final OutcomeRenderer renderer;
+    private final Database db;
+    private final Counter disagreements;
+
+    Settlement(PaymentRepository payments, OrderRepository orders, TokenRepository tokens, OutcomeRenderer renderer,
+            Database db, MeterRegistry meters) {
+        this.payments = payments;
+        this.orders = orders;
+        this.tokens = tokens;
+        this.renderer = renderer;
+        this.db = db;
+        this.disagreements = Counter.builder("payonce.settlement.disagreements")
+                .description("an owner holding the channel's success found its payment settled otherwise (must stay 0)")
+                .register(meters);
+    }
+
+    /** The payment being settled, as its owner and the reconciler both know it. */
+    public record Target(long paymentId, String merchantId, String token, String orderNo, String requestNo, long amount,
+            String currency) {
+
+        public static Target of(Payment payment) {
+            return new Target(payment.id(), payment.merchantId(), payment.token(), payment.orderNo(),
+                    payment.requestNo(), payment.amount(), payment.currency());
+        }
+    }
+
+    /** The answer the payment now has, and whether this call is the one that settled it. */
+    public record Settled(StoredResponse response, boolean byThisCall) {
+    }
+
+    /**
+     * Settles the payment on the channel's final word ({@link ChargeResult#isFinal()}): succeeded, it is
+     * paid; declined or closed, it failed and the order is payable again. {@code order} is the order as the
+     * caller read it, or null to read it now: the statement checks its version either way. Fails with
+     * {@link Database.NoAnswerException} or a database error when nothing is known to have been written,
+     * and with {@link IllegalStateException} when the order left PAYING under a PROCESSING payment.
+     */
+    public Uni<Settled> settle(Target target, Order order, ChargeResult word) {
+        PayOutcome outcome = outcome(target, word);
+        StoredResponse response = renderer.render(outcome);
+        boolean paid = word instanceof ChargeResult.Succeeded;
+        PaymentFailure failure = paid ? null
+                : word instanceof ChargeResult.Declined ? PaymentFailure.DECLINED : PaymentFailure.CLOSED;
+        String txnId = word instanceof ChargeResult.Succeeded ok ? ok.txnId()
+                : word instanceof ChargeResult.Declined declined ? declined.txnId() : null;
+        Uni<Order> read = order != null ? Uni.createFrom().item(order)
+                : db.bounded(orders.find(target.merchantId(), target.orderNo()));
+        return read.flatMap(current -> db.bounded(payments.settle(target.paymentId(),
+                        paid ? PaymentStatus.SUCCEEDED : PaymentStatus.FAILED, failure, txnId, current,
+                        paid ? OrderStatus.PAID : OrderStatus.PENDING, target.token(), response, UtcTime.now())))
+                // a deadlock with a reconciler's claim rolls the statement back whole: it can simply run again
+                .onFailure(MysqlErrors::isDeadlock).retry().atMost(2)
+                .flatMap(changed -> changed ? Uni.createFrom().item(new Settled(response, true))
+                        : settledBefore(target, word));
+    }
+
+    /** The statement changed nothing: the payment was settled before, or its order moved under it. */
+    private Uni<Settled> settledBefore(Target target, ChargeResult word) {
+        return db.bounded(payments.find(target.merchantId(), target.requestNo())).flatMap(payment -> {
+            if (payment == null || payment.status() == PaymentStatus.PROCESSING) {
+                throw new IllegalStateException("order " + target.orderNo() + " left PAYING under its payment");
+            }
+            if (word instanceof ChargeResult.Succeeded && payment.status() != PaymentStatus.SUCCEEDED) {
+                disagreements.increment();
+                LOG.errorf("the channel charged %s but the payment was settled %s: the books disagree with the channel",
+                        target.requestNo(), payment.status());
+            }
+            return storedAnswer(payment).map(response -> new Settled(response, false));
+        });
+    }
+
+    /**
+     * What a settled payment answers: the answer stored with its token, or, without one, the answer its
+     * record implies (the same rendering the settlement stored).
+     */
+    public Uni<StoredResponse> storedAnswer(Payment payment) {
+        StoredResponse implied = renderer.render(outcomeOf(payment));
+        if (payment.token() == null) {
+            return Uni.createFrom().item(implied);
+        }
+        return db.bounded(tokens.find(payment.merchantId(), payment.token()))
+                .map(token -> token != null && token.response() != null && token.response().status() != 202
+                        ? token.response() : implied);
+    }
+
+    /** The outcome a settled payment record stands for. */
+    public static PayOutcome outcomeOf(Payment payment) {
+        return switch (payment.status()) {
+            case SUCCEEDED -> new PayOutcome.Paid(payment.orderNo(), payment.requestNo(), payment.amount(),
+                    payment.currency(), payment.channelTxnId(), payment.updatedAt());
+            case FAILED -> payment.failure() == PaymentFailure.CLOSED
+                    ? new PayOutcome.NotCompleted(payment.orderNo(), payment.requestNo())
+                    : new PayOutcome.Declined(payment.orderNo(), payment.requestNo());
+            case PROCESSING -> new PayOutcome.Processing(payment.orderNo(), payment.requestNo());
+        };
+    }
+
+    private static PayOutcome outcome(Target target, ChargeResult word) {
+        if (word instanceof ChargeResult.Succeeded ok) {
+            return new PayOutcome.Paid(target.orderNo(), target.requestNo(), target.amount(), target.currency(),
+                    ok.txnId(), UtcTime.now());
+        }
+        if (word instanceof ChargeResult.Declined) {
+            return new PayOutcome.Declined(target.orderNo(), target.requestNo());
+        }
+        if (word instanceof ChargeResult.Closed) {
+            return new PayOutcome.NotCompleted(target.orderNo(), target.requestNo());
+        }
+        throw new IllegalArgumentException("not the channel's final word: " + word);
+    }
+}
