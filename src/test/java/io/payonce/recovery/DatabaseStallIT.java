@@ -67,8 +67,11 @@ class DatabaseStallIT {
      */
     private static final Duration MIN_AGE = Duration.ofSeconds(4);
     private static final Duration LEASE = Duration.ofSeconds(3);
-    /** Min-age, a reconciliation run every second, and room for a slow machine. */
-    private static final Duration SETTLE_BOUND = Duration.ofSeconds(15);
+    /**
+     * Min-age, a reconciliation run every second, a few runs that give up on a silent connection first (a
+     * pipelined pool may lease one connection to several statements), and room for a slow machine.
+     */
+    private static final Duration SETTLE_BOUND = Duration.ofSeconds(20);
     /** A marker no statement contains: arming it takes back a cut that never fired. */
     private static final String NO_STATEMENT = "DatabaseStallIT: no statement contains this";
 
