@@ -211,6 +211,81 @@ final class PayClient {
         return r.statusCode() == 200 ? r.jsonPath().getString("txn_id") : null;
     }
 
+    /**
+     * The channel's word on one request number, as the sandbox's query or charge call gave it: {@code status}
+     * (SUCCEEDED, DECLINED, PENDING or CLOSED) in a well-formed answer, or a problem's {@code code}.
+     */
+    record ChannelCharge(int httpStatus, String status, String code, String txnId) {
+
+        boolean is(String expected) {
+            return expected.equals(status);
+        }
+
+        @Override
+        public String toString() {
+            return httpStatus + " " + (status != null ? status : code) + (txnId != null ? " " + txnId : "");
+        }
+    }
+
+    /** A payment record as {@code GET /payments/{request_no}} shows it. */
+    record PaymentRecord(String status, String channelTxnId) {
+    }
+
+    /** The same order paid again as a client does after a failure: a fresh request number and a fresh token. */
+    Intent newAttempt(Intent earlier) {
+        String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        String token = call(CALL_TIMEOUT).post("/tokens").then().statusCode(201).extract().path("token");
+        return new Intent(earlier.orderNo(), "req_" + suffix, token);
+    }
+
+    /** The payment record of {@code requestNo}, or null when there is none. */
+    PaymentRecord payment(String requestNo) {
+        Response r = call(CALL_TIMEOUT).get("/payments/" + requestNo);
+        if (r.statusCode() == 404) {
+            return null;
+        }
+        JsonPath json = r.then().statusCode(200).extract().jsonPath();
+        return new PaymentRecord(json.getString("status"), json.getString("channel_txn_id"));
+    }
+
+    /** The payment's status, or null when there is no payment record. */
+    String paymentStatus(String requestNo) {
+        PaymentRecord payment = payment(requestNo);
+        return payment == null ? null : payment.status();
+    }
+
+    /** Asks this instance's sandbox what became of a request number: the query reconciliation makes. */
+    ChannelCharge queryCharge(String requestNo) {
+        return channelCharge(call(CALL_TIMEOUT).get("/sandbox/charges/" + requestNo));
+    }
+
+    /**
+     * Sends the intent's charge to this instance's sandbox, as the service's channel client does: same
+     * merchant, order, request number and amount. A repeat of a recorded number charges nothing and tells
+     * the charge's state.
+     */
+    ChannelCharge chargeAtChannel(Intent intent) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("merchant_id", merchant);
+        body.put("order_no", intent.orderNo());
+        body.put("request_no", intent.requestNo());
+        body.put("amount", AMOUNT);
+        body.put("currency", CURRENCY);
+        return channelCharge(call(CALL_TIMEOUT).body(body).post("/sandbox/charges"));
+    }
+
+    private static ChannelCharge channelCharge(Response r) {
+        String body = r.asString();
+        if (body == null || !body.startsWith("{")) {
+            return new ChannelCharge(r.statusCode(), null, null, null);
+        }
+        // a problem's "status" member is the HTTP status, not the charge's: a problem has a code instead
+        JsonPath json = JsonPath.from(body);
+        boolean problem = r.statusCode() >= 400;
+        return new ChannelCharge(r.statusCode(), problem ? null : json.getString("status"),
+                problem ? json.getString("code") : null, json.getString("txn_id"));
+    }
+
     private static long elapsedMs(long startedNanos) {
         return (System.nanoTime() - startedNanos) / 1_000_000;
     }

@@ -1,0 +1,138 @@
+package io.payonce.recovery;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Comparator;
+
+import org.junit.jupiter.api.Test;
+
+import io.payonce.AppProcess;
+
+/**
+ * The packaged application refuses to start with settings under which reconciliation could look at a
+ * payment whose owner may still be waiting for the channel (contract section 6): it exits with a non-zero
+ * code before it is ever ready, and its log names the settings that clash, so an operator knows what to
+ * change. The same settings with a shorter channel timeout start as usual.
+ */
+class StartupConfigIT {
+
+    private static final File LOGS = new File("target/it-logs");
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+
+    @Test
+    void minAgeNotAboveTheChannelTimeout_refusesToStart_namingBothKeys() throws Exception {
+        // given: reconciliation may look at a payment 3 s old, while its owner waits up to 5 s (the default)
+        try (AppProcess app = AppProcess.named("config-min-age").env("PAYONCE_RECONCILE_MIN_AGE", "3s")) {
+            // when
+            boolean ready = startAndAwaitReadyOrExit(app);
+
+            // then
+            assertRefused(app, ready, "payonce.reconcile.min-age", "payonce.channel.timeout");
+        }
+    }
+
+    @Test
+    void leaseNotAboveTheChannelTimeout_refusesToStart_namingBothKeys() throws Exception {
+        // given: an owner's lease ends after 4 s, while it may still wait 5 s (the default) for the channel
+        try (AppProcess app = AppProcess.named("config-lease").env("PAYONCE_IDEMPOTENCY_LEASE", "4s")) {
+            // when
+            boolean ready = startAndAwaitReadyOrExit(app);
+
+            // then
+            assertRefused(app, ready, "payonce.idempotency.lease", "payonce.channel.timeout");
+        }
+    }
+
+    @Test
+    void giveUpNotAboveMinAge_refusesToStart_namingBothKeys() throws Exception {
+        // given: reconciliation would close payments at the channel (20 s) before it may even look at them (30 s)
+        try (AppProcess app = AppProcess.named("config-give-up").env("PAYONCE_RECONCILE_GIVE_UP_AFTER", "20s")) {
+            // when
+            boolean ready = startAndAwaitReadyOrExit(app);
+
+            // then
+            assertRefused(app, ready, "payonce.reconcile.give-up-after", "payonce.reconcile.min-age");
+        }
+    }
+
+    /** The control: the refusals above come from the comparison, not from a short min-age as such. */
+    @Test
+    void minAgeAboveAShorterChannelTimeout_startsAndIsReady() throws Exception {
+        // given: the 3 s min-age refused above, with owners that give up on the channel after 1 s
+        try (AppProcess app = AppProcess.named("config-valid").env("PAYONCE_RECONCILE_MIN_AGE", "3s")
+                .env("PAYONCE_CHANNEL_TIMEOUT", "1s")) {
+            // when
+            boolean ready = startAndAwaitReadyOrExit(app);
+
+            // then
+            assertTrue(ready, () -> "started and ready; " + exitAndLog(app));
+        }
+    }
+
+    /**
+     * Starts {@code app} and waits, bounded by the start timeout, until it is ready (true) or has exited
+     * (false). Past the bound it is neither, which fails the test.
+     */
+    private static boolean startAndAwaitReadyOrExit(AppProcess app) throws IOException, InterruptedException {
+        app.start();
+        long deadline = System.nanoTime() + AppProcess.START_TIMEOUT.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (app.awaitExit(Duration.ofMillis(100))) {
+                return false;
+            }
+            if (isReady(app)) {
+                return true;
+            }
+        }
+        throw new AssertionError(app + " neither ready nor exited within " + AppProcess.START_TIMEOUT);
+    }
+
+    private static boolean isReady(AppProcess app) throws InterruptedException {
+        HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + app.port() + "/q/health/ready"))
+                .timeout(Duration.ofSeconds(2)).GET().build();
+        try {
+            return HTTP.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+        } catch (IOException notListening) {
+            return false;
+        }
+    }
+
+    private static void assertRefused(AppProcess app, boolean ready, String... keys) throws IOException {
+        assertFalse(ready, () -> app + " started and served with settings it must refuse");
+        assertNotEquals(0, app.exitValue(), () -> "a refusal is a failed start; " + exitAndLog(app));
+        String log = Files.readString(latestLog(app).toPath());
+        for (String key : keys) {
+            assertTrue(log.contains(key), () -> "the log names " + key + "; " + exitAndLog(app));
+        }
+    }
+
+    /**
+     * The log of the app's latest start: AppProcess writes each start to
+     * {@code target/it-logs/<name>-<port>-<start>.log}.
+     */
+    private static File latestLog(AppProcess app) {
+        // AppProcess names itself name@port
+        String prefix = app.toString().replace('@', '-') + "-";
+        File[] logs = LOGS.listFiles((dir, file) -> file.startsWith(prefix) && file.endsWith(".log"));
+        if (logs == null || logs.length == 0) {
+            throw new AssertionError("no log of " + app + " in " + LOGS.getAbsolutePath());
+        }
+        return Arrays.stream(logs).max(Comparator.comparingLong(File::lastModified)).orElseThrow();
+    }
+
+    private static String exitAndLog(AppProcess app) {
+        String exit = app.isAlive() ? "still running" : "exit code " + app.exitValue();
+        return exit + ", log " + latestLog(app).getPath();
+    }
+}
