@@ -168,7 +168,9 @@ public final class TcpProxy implements AutoCloseable {
                             Thread.sleep(Math.max(1, Math.min(10,
                                     TimeUnit.NANOSECONDS.toMillis(chunk.due() - System.nanoTime()))));
                         }
-                        if (open) {
+                        // a cut under way sets CUT before it closes the links one by one: nothing more
+                        // may be written meanwhile, or an answer the cut was meant to lose gets through
+                        if (open && mode != Mode.CUT) {
                             Marker marker = cutAt.get();
                             boolean last = towardsServer && marker != null && contains(chunk.bytes(), marker.bytes())
                                     && cutAt.compareAndSet(marker, null);
