@@ -155,11 +155,14 @@ check_services() {
 ensure_services() { ensure_mariadb; ensure_redis; }
 
 # Binaries the fault and gateway tests start themselves on free ports: a throwaway redis-server
-# and nginx (the deployment example). Installed, never started here.
+# and nginx (the deployment example); and libfaketime, which a clock-skew test preloads into an
+# instance to set its clock apart. Installed, never started here.
+FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 ensure_test_tools() {
   _find_bin redis-server >/dev/null || _apt_install redis-server
   [[ -x /usr/sbin/nginx ]] || _apt_install nginx
-  echo "Test tools: redis-server and nginx present"
+  [[ -f $FAKETIME_LIB ]] || _apt_install faketime
+  echo "Test tools: redis-server, nginx and libfaketime present"
 }
 
 # Run only when executed, not when sourced.

@@ -1,0 +1,131 @@
+package io.payonce.channel;
+
+import static io.payonce.Fixtures.MERCHANT;
+import static io.payonce.Fixtures.as;
+import static io.payonce.Fixtures.id;
+import static io.payonce.Fixtures.orderStatus;
+import static io.payonce.Fixtures.pay;
+import static io.payonce.Fixtures.pendingOrder;
+import static io.payonce.Fixtures.token;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.nullValue;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+
+import io.payonce.TestDatabase;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+
+/**
+ * A provider's transaction id is the provider's to choose: one longer than the 64 characters first
+ * allowed, or one that is not printable ASCII, must not keep a charged payment from settling. The channel
+ * here is a provider on loopback that charges every request and names it with such ids.
+ */
+@QuarkusTest
+@TestProfile(ChannelTxnIdTest.OddIdsProvider.class)
+class ChannelTxnIdTest {
+
+    /** Charges everything; the id depends on the request number's prefix: {@code wide}, {@code long}, {@code odd}. */
+    public static class OddIdsProvider implements QuarkusTestProfile {
+        private static final Pattern REQUEST_NO = Pattern.compile("\"request_no\"\\s*:\\s*\"([^\"]+)\"");
+        private static final int PORT = start();
+
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("payonce.channel.url", "http://127.0.0.1:" + PORT);
+        }
+
+        private static int start() {
+            try {
+                HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
+                server.createContext("/charges", OddIdsProvider::answer);
+                server.start();
+                return server.getAddress().getPort();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        private static void answer(HttpExchange exchange) throws IOException {
+            String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+            String path = exchange.getRequestURI().getPath();
+            Matcher named = REQUEST_NO.matcher(body);
+            String requestNo = named.find() ? named.group(1) : path.substring(path.lastIndexOf('/') + 1);
+            String answer = "{\"txn_id\":\"" + txnIdFor(requestNo) + "\",\"request_no\":\"" + requestNo
+                    + "\",\"status\":\"SUCCEEDED\"}";
+            byte[] bytes = answer.getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().add("Content-Type", "application/json");
+            exchange.sendResponseHeaders(200, bytes.length);
+            exchange.getResponseBody().write(bytes);
+            exchange.close();
+        }
+
+        static String txnIdFor(String requestNo) {
+            if (requestNo.startsWith("wide")) {
+                return "w".repeat(255);
+            }
+            if (requestNo.startsWith("long")) {
+                return "l".repeat(256);
+            }
+            return "odd id \\u00e9";
+        }
+    }
+
+    @Inject
+    TestDatabase db;
+
+    @BeforeEach
+    void clean() {
+        db.clean();
+    }
+
+    @Test
+    void idOfTheFullWidth_isKeptWhole() {
+        String orderNo = pendingOrder();
+        String requestNo = id("wide");
+
+        pay(token(), orderNo, requestNo).then().statusCode(200)
+                .body("status", equalTo("PAID"))
+                .body("channel_txn_id", equalTo("w".repeat(255)));
+
+        as(MERCHANT).get("/payments/" + requestNo).then().body("channel_txn_id", equalTo("w".repeat(255)));
+    }
+
+    @Test
+    void idTooLongToKeep_isDropped_andThePaymentStillSettles() {
+        assertSettledWithoutId(id("long"));
+    }
+
+    @Test
+    void idThatIsNotPrintableAscii_isDropped_andThePaymentStillSettles() {
+        assertSettledWithoutId(id("odd"));
+    }
+
+    private void assertSettledWithoutId(String requestNo) {
+        String orderNo = pendingOrder();
+
+        pay(token(), orderNo, requestNo).then().statusCode(200)
+                .body("status", equalTo("PAID"))
+                .body("channel_txn_id", nullValue());
+
+        assertEquals("PAID", orderStatus(MERCHANT, orderNo));
+        as(MERCHANT).get("/payments/" + requestNo).then().body("status", equalTo("SUCCEEDED"));
+    }
+}
