@@ -9,6 +9,7 @@ import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 
 import io.payonce.api.ApiModels.PaymentView;
+import io.payonce.mysql.Database;
 import io.payonce.payment.PaymentNotFoundException;
 import io.payonce.payment.PaymentRepository;
 import io.smallrye.mutiny.Uni;
@@ -19,10 +20,12 @@ public class PaymentResource {
 
     private final Merchants merchants;
     private final PaymentRepository payments;
+    private final Database db;
 
-    PaymentResource(Merchants merchants, PaymentRepository payments) {
+    PaymentResource(Merchants merchants, PaymentRepository payments, Database db) {
         this.merchants = merchants;
         this.payments = payments;
+        this.db = db;
     }
 
     @GET
@@ -30,7 +33,7 @@ public class PaymentResource {
     public Uni<PaymentView> get(@Context HttpHeaders headers, @PathParam("request_no") String requestNo) {
         String merchantId = merchants.require(headers);
         Identifiers.require("request_no", requestNo);
-        return payments.find(merchantId, requestNo).map(payment -> {
+        return db.bounded(payments.find(merchantId, requestNo)).map(payment -> {
             if (payment == null) {
                 throw new PaymentNotFoundException(requestNo);
             }

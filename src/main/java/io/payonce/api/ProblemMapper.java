@@ -15,6 +15,7 @@ import io.payonce.idempotency.IdempotencyKeyMissingException;
 import io.payonce.idempotency.IdempotencyKeyReusedException;
 import io.payonce.idempotency.InvalidIdempotencyTokenException;
 import io.payonce.idempotency.RequestInProgressException;
+import io.payonce.mysql.Database;
 import io.payonce.order.OrderConflictException;
 import io.payonce.order.OrderNotFoundException;
 import io.payonce.payment.PaymentNotFoundException;
@@ -127,7 +128,7 @@ public class ProblemMapper {
                 return TRANSIENT_SQL_ERRORS.contains(sql.getErrorCode());
             }
             if (t.getClass().getName().startsWith("io.vertx.") || t instanceof IOException
-                    || t instanceof TimeoutException) {
+                    || t instanceof TimeoutException || t instanceof Database.NoAnswerException) {
                 return true;
             }
         }

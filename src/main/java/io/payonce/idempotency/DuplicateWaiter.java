@@ -36,11 +36,11 @@ public class DuplicateWaiter {
     private final Database db;
 
     DuplicateWaiter(TokenRepository tokens, RedisFastPath redis, WakeUps wakeUps, MeterRegistry meters, Database db) {
-        this.db = db;
         this.tokens = tokens;
         this.redis = redis;
         this.wakeUps = wakeUps;
         this.meters = meters;
+        this.db = db;
     }
 
     /** How a wait ended. */

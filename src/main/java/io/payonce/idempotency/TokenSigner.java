@@ -18,6 +18,7 @@ import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import io.payonce.PayOnceConfig;
+import io.payonce.mysql.Database;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.Uni;
 
@@ -36,14 +37,16 @@ public class TokenSigner {
 
     private final PayOnceConfig config;
     private final TokenRepository tokens;
+    private final Database db;
     /** Null until loaded; never changes once set. */
     private final AtomicReference<SecretKeySpec> key = new AtomicReference<>();
     /** Mac objects are not thread-safe; one per event-loop thread, made for the loaded key. */
     private final ThreadLocal<Mac> macs = ThreadLocal.withInitial(this::newMac);
 
-    TokenSigner(PayOnceConfig config, TokenRepository tokens) {
+    TokenSigner(PayOnceConfig config, TokenRepository tokens, Database db) {
         this.config = config;
         this.tokens = tokens;
+        this.db = db;
         config.token().secret().ifPresent(secret -> {
             if (secret.length() < MIN_SECRET_CHARS) {
                 throw new IllegalArgumentException("payonce.token.secret needs at least " + MIN_SECRET_CHARS + " characters");
@@ -86,7 +89,7 @@ public class TokenSigner {
         byte[] candidate = new byte[32];
         new SecureRandom().nextBytes(candidate);
         // the first instance to start stores its candidate; every instance then uses the stored one
-        return tokens.signingKey(HexFormat.of().formatHex(candidate)).map(hex -> {
+        return db.bounded(tokens.signingKey(HexFormat.of().formatHex(candidate))).map(hex -> {
             key.compareAndSet(null, new SecretKeySpec(HexFormat.of().parseHex(hex), ALGORITHM));
             return key.get();
         });

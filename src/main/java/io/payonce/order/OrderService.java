@@ -2,6 +2,7 @@ package io.payonce.order;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import io.payonce.mysql.Database;
 import io.payonce.mysql.MysqlErrors;
 import io.payonce.mysql.UtcTime;
 import io.smallrye.mutiny.Uni;
@@ -11,9 +12,11 @@ import io.smallrye.mutiny.Uni;
 public class OrderService {
 
     private final OrderRepository orders;
+    private final Database db;
 
-    OrderService(OrderRepository orders) {
+    OrderService(OrderRepository orders, Database db) {
         this.orders = orders;
+        this.db = db;
     }
 
     /** The order and whether this call created it; a repeat with the same terms returns it unchanged. */
@@ -21,10 +24,10 @@ public class OrderService {
     }
 
     public Uni<Created> create(String merchantId, String orderNo, long amount, String currency) {
-        return orders.insert(merchantId, orderNo, amount, currency, UtcTime.now())
+        return db.bounded(orders.insert(merchantId, orderNo, amount, currency, UtcTime.now()))
                 .replaceWith(true)
                 .onFailure(MysqlErrors::isDuplicateKey).recoverWithItem(false)
-                .flatMap(created -> orders.find(merchantId, orderNo).map(order -> {
+                .flatMap(created -> db.bounded(orders.find(merchantId, orderNo)).map(order -> {
                     if (!created && !order.sameTerms(amount, currency)) {
                         throw new OrderConflictException(orderNo);
                     }
@@ -33,7 +36,7 @@ public class OrderService {
     }
 
     public Uni<Order> get(String merchantId, String orderNo) {
-        return orders.find(merchantId, orderNo).map(order -> {
+        return db.bounded(orders.find(merchantId, orderNo)).map(order -> {
             if (order == null) {
                 throw new OrderNotFoundException(orderNo);
             }

@@ -43,12 +43,12 @@ public class PayService {
 
     PayService(TokenService tokens, PaymentExecutor executor, DuplicateWaiter waiter, RedisFastPath redis,
             PayMetrics metrics, Database db) {
-        this.db = db;
         this.tokens = tokens;
         this.executor = executor;
         this.waiter = waiter;
         this.redis = redis;
         this.metrics = metrics;
+        this.db = db;
     }
 
     /**

@@ -2,6 +2,7 @@ package io.payonce.sandbox;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import io.payonce.mysql.Database;
 import io.payonce.mysql.MysqlErrors;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -50,9 +51,11 @@ public class SandboxLedger {
                       WHERE merchant_id = ? AND order_no = ?) AS attempts""";
 
     private final Pool pool;
+    private final Database db;
 
-    SandboxLedger(Pool pool) {
+    SandboxLedger(Pool pool, Database db) {
         this.pool = pool;
+        this.db = db;
     }
 
     public record OrderLedger(String orderNo, long charges, long attempts) {
@@ -60,11 +63,11 @@ public class SandboxLedger {
 
     /** Counts a call that recorded no charge (refused, or a repeat of a recorded one). */
     public Uni<Void> countAttempt(String merchantId, String orderNo) {
-        return pool.preparedQuery(COUNT_ATTEMPT).execute(Tuple.of(merchantId, orderNo)).replaceWithVoid();
+        return db.bounded(pool.preparedQuery(COUNT_ATTEMPT).execute(Tuple.of(merchantId, orderNo))).replaceWithVoid();
     }
 
     public Uni<SandboxCharge> find(String merchantId, String requestNo) {
-        return pool.preparedQuery(FIND).execute(Tuple.of(merchantId, requestNo)).map(rows -> {
+        return db.bounded(pool.preparedQuery(FIND).execute(Tuple.of(merchantId, requestNo))).map(rows -> {
             var it = rows.iterator();
             return it.hasNext() ? SandboxCharge.from(it.next()) : null;
         });
@@ -72,14 +75,14 @@ public class SandboxLedger {
 
     /**
      * Records a charge that takes effect {@code latencyMs} from now, which counts as its call's attempt:
-     * one statement, one commit per charge. Answers null when the request number is recorded already (a
+     * one statement, one commit per charge. Answers false when the request number is recorded already (a
      * concurrent call with the same number, or a fence): the caller answers from that record instead.
      */
     public Uni<Boolean> record(String merchantId, String requestNo, String orderNo, long amount, String currency,
             String status, String txnId, long latencyMs) {
-        return pool.preparedQuery(INSERT)
+        return db.bounded(pool.preparedQuery(INSERT)
                 .execute(Tuple.from(new Object[] { merchantId, requestNo, orderNo, amount, currency, status, txnId,
-                        latencyMs * 1000 }))
+                        latencyMs * 1000 })))
                 .replaceWith(true)
                 .onFailure(MysqlErrors::isDuplicateKey).recoverWithItem(false);
     }
@@ -89,18 +92,18 @@ public class SandboxLedger {
      * succeeded and so could not be closed.
      */
     public Uni<SandboxCharge> close(String merchantId, String requestNo) {
-        return pool.preparedQuery(CLOSE).execute(Tuple.of(merchantId, requestNo))
+        return db.bounded(pool.preparedQuery(CLOSE).execute(Tuple.of(merchantId, requestNo)))
                 .flatMap(closed -> find(merchantId, requestNo))
                 .flatMap(found -> found != null ? Uni.createFrom().item(found)
                         // nothing arrived: fence the number; a charge arriving meanwhile wins the key and is closed again
-                        : pool.preparedQuery(FENCE).execute(Tuple.of(merchantId, requestNo)).replaceWith(true)
+                        : db.bounded(pool.preparedQuery(FENCE).execute(Tuple.of(merchantId, requestNo))).replaceWith(true)
                                 .onFailure(MysqlErrors::isDuplicateKey).recoverWithItem(false)
                                 .flatMap(fenced -> fenced ? find(merchantId, requestNo) : close(merchantId, requestNo)));
     }
 
     public Uni<OrderLedger> ledger(String merchantId, String orderNo) {
-        return pool.preparedQuery(LEDGER).execute(Tuple.from(new Object[] { merchantId, orderNo, merchantId, orderNo,
-                merchantId, orderNo })).map(rows -> {
+        return db.bounded(pool.preparedQuery(LEDGER).execute(Tuple.from(new Object[] { merchantId, orderNo, merchantId,
+                orderNo, merchantId, orderNo }))).map(rows -> {
             Row row = rows.iterator().next();
             return new OrderLedger(orderNo, row.getLong("charges"), row.getLong("attempts"));
         });
