@@ -229,13 +229,15 @@ public final class TcpProxy implements AutoCloseable {
         return false;
     }
 
-    private static Thread daemon(String name, Runnable body) {
+    /** A daemon thread, not started, so a test that forgets a relay's threads still ends. */
+    public static Thread daemon(String name, Runnable body) {
         Thread thread = new Thread(body, name);
         thread.setDaemon(true);
         return thread;
     }
 
-    private static void quietly(Socket socket) {
+    /** Closes the socket, ignoring that it may be closed already. */
+    public static void quietly(Socket socket) {
         try {
             socket.close();
         } catch (IOException ignored) {

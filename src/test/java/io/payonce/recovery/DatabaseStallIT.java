@@ -1,5 +1,7 @@
 package io.payonce.recovery;
 
+import static io.payonce.TcpProxy.daemon;
+import static io.payonce.TcpProxy.quietly;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -422,7 +424,7 @@ class DatabaseStallIT {
             } catch (IOException ignored) {
                 // closing anyway
             }
-            sockets.forEach(DatabaseStallIT::quietly);
+            sockets.forEach(TcpProxy::quietly);
         }
 
         private void acceptLoop() {
@@ -485,20 +487,6 @@ class DatabaseStallIT {
                     sockets.remove(upstream);
                 }).start();
             }
-        }
-    }
-
-    private static Thread daemon(String name, Runnable body) {
-        Thread thread = new Thread(body, name);
-        thread.setDaemon(true);
-        return thread;
-    }
-
-    private static void quietly(Socket socket) {
-        try {
-            socket.close();
-        } catch (IOException ignored) {
-            // closing anyway
         }
     }
 }

@@ -16,6 +16,8 @@ import java.util.Arrays;
 import java.util.Comparator;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import io.payonce.AppProcess;
 
@@ -30,39 +32,26 @@ class StartupConfigIT {
     private static final File LOGS = new File("target/it-logs");
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
 
-    @Test
-    void minAgeNotAboveTheChannelTimeout_refusesToStart_namingBothKeys() throws Exception {
-        // given: reconciliation may look at a payment 3 s old, while its owner waits up to 5 s (the default)
-        try (AppProcess app = AppProcess.named("config-min-age").env("PAYONCE_RECONCILE_MIN_AGE", "3s")) {
+    /**
+     * Each setting that must outlast another, set not to: min-age 3 s while an owner waits up to 5 s (the
+     * default channel timeout) for the channel; an owner's lease ending after 4 s, likewise; reconciliation
+     * closing payments at the channel after 20 s when it may not look at them before 30 s (the default
+     * min-age).
+     */
+    @ParameterizedTest(name = "{0}={1} names {2} and {3}")
+    @CsvSource({
+            "PAYONCE_RECONCILE_MIN_AGE, 3s, payonce.reconcile.min-age, payonce.channel.timeout",
+            "PAYONCE_IDEMPOTENCY_LEASE, 4s, payonce.idempotency.lease, payonce.channel.timeout",
+            "PAYONCE_RECONCILE_GIVE_UP_AFTER, 20s, payonce.reconcile.give-up-after, payonce.reconcile.min-age" })
+    void settingNotAboveWhatItMustOutlast_refusesToStart_namingBothKeys(String variable, String value, String key,
+            String outlasted) throws Exception {
+        // given
+        try (AppProcess app = AppProcess.named("config-" + variable.toLowerCase().replace('_', '-')).env(variable, value)) {
             // when
             boolean ready = startAndAwaitReadyOrExit(app);
 
             // then
-            assertRefused(app, ready, "payonce.reconcile.min-age", "payonce.channel.timeout");
-        }
-    }
-
-    @Test
-    void leaseNotAboveTheChannelTimeout_refusesToStart_namingBothKeys() throws Exception {
-        // given: an owner's lease ends after 4 s, while it may still wait 5 s (the default) for the channel
-        try (AppProcess app = AppProcess.named("config-lease").env("PAYONCE_IDEMPOTENCY_LEASE", "4s")) {
-            // when
-            boolean ready = startAndAwaitReadyOrExit(app);
-
-            // then
-            assertRefused(app, ready, "payonce.idempotency.lease", "payonce.channel.timeout");
-        }
-    }
-
-    @Test
-    void giveUpNotAboveMinAge_refusesToStart_namingBothKeys() throws Exception {
-        // given: reconciliation would close payments at the channel (20 s) before it may even look at them (30 s)
-        try (AppProcess app = AppProcess.named("config-give-up").env("PAYONCE_RECONCILE_GIVE_UP_AFTER", "20s")) {
-            // when
-            boolean ready = startAndAwaitReadyOrExit(app);
-
-            // then
-            assertRefused(app, ready, "payonce.reconcile.give-up-after", "payonce.reconcile.min-age");
+            assertRefused(app, ready, key, outlasted);
         }
     }
 
