@@ -49,7 +49,8 @@ public class JsonBodies {
         try {
             value = json.readValue(body, type);
         } catch (JsonParseException e) {
-            throw new InvalidRequestException("malformed_json", "the body is not valid JSON");
+            throw new InvalidRequestException("malformed_json", isDuplicateMember(e)
+                    ? "a member name is given more than once" : "the body is not valid JSON");
         } catch (DatabindException e) {
             throw new InvalidRequestException("invalid_request", describe(e));
         } catch (JacksonException e) {
@@ -81,6 +82,11 @@ public class JsonBodies {
     private static boolean isJson(MediaType contentType) {
         return contentType != null && MediaType.APPLICATION_JSON_TYPE.isCompatible(contentType)
                 && !contentType.isWildcardType() && !contentType.isWildcardSubtype();
+    }
+
+    /** Jackson's strict duplicate detection reports a name given twice as a parse error of its own wording. */
+    private static boolean isDuplicateMember(JsonParseException e) {
+        return e.getOriginalMessage() != null && e.getOriginalMessage().startsWith("Duplicate field");
     }
 
     /** Names the field without echoing Java types or the input. */
