@@ -28,6 +28,8 @@ public interface PayOnceConfig {
 
     Database database();
 
+    Http http();
+
     interface Token {
         /** A day covers every client retry policy we know of (mobile apps retry for hours at most). */
         @WithDefault("24h")
@@ -133,6 +135,16 @@ public interface PayOnceConfig {
          */
         @WithDefault("1s")
         Duration probeTimeout();
+    }
+
+    interface Http {
+        /**
+         * A request's body must have arrived in full this long after its headers, or the request is
+         * answered 408 and its connection closed. A payment body is a few hundred bytes: ten seconds is
+         * generous for any client that means to send one, and short for one that holds a connection open.
+         */
+        @WithDefault("10s")
+        Duration bodyTimeout();
     }
 
     interface Database {
