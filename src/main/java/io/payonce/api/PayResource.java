@@ -1,6 +1,7 @@
 package io.payonce.api;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -57,6 +58,10 @@ public class PayResource {
     public Uni<Response> pay(@Context HttpHeaders headers, @Context RoutingContext route, byte[] body) {
         String merchantId = merchants.require(headers);
         PayRequest request = bodies.read(headers, body, PayRequest.class);
+        List<String> keys = headers.getRequestHeader(IDEMPOTENCY_KEY);
+        if (keys != null && keys.size() > 1) {
+            throw new InvalidRequestException("idempotency_key_repeated", "the Idempotency-Key header must appear once");
+        }
         String token = token(headers.getHeaderString(IDEMPOTENCY_KEY), request.token());
         PayCommand command = new PayCommand(merchantId, token, request.orderNo(), request.requestNo(),
                 request.amount(), request.currency());

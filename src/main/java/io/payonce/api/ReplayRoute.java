@@ -1,9 +1,11 @@
 package io.payonce.api;
 
 import java.io.IOException;
+import java.util.List;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.ws.rs.core.MediaType;
 
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
@@ -95,14 +97,43 @@ public class ReplayRoute {
         }, refused -> ctx.next());
     }
 
+    /** The header's value when it is given exactly once; null when missing or repeated (the REST layer refuses that). */
+    private static String once(HttpServerRequest request, String name) {
+        List<String> values = request.headers().getAll(name);
+        return values.size() == 1 ? values.get(0) : null;
+    }
+
+    /**
+     * Whether the REST layer would agree to answer with JSON or problem+json: no Accept, or one that names
+     * either or a wildcard over them. Anything less certain (several Accept headers, parameters, q=0) goes
+     * on to the REST layer, whose content negotiation then decides, the same with or without a cached answer.
+     */
+    static boolean acceptsAnswers(List<String> accept) {
+        if (accept.isEmpty()) {
+            return true;
+        }
+        if (accept.size() > 1) {
+            return false;
+        }
+        for (String range : accept.get(0).split(",")) {
+            String type = range.trim();
+            if (type.equals("*/*") || type.equals("application/*") || type.equals(MediaType.APPLICATION_JSON)
+                    || type.equals(Problems.MEDIA_TYPE)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The request as a command when it is well-formed enough to be a replay; null sends it on. */
     private PayCommand command(RoutingContext ctx) {
         HttpServerRequest request = ctx.request();
-        String merchantId = request.getHeader(merchantHeader);
-        String key = request.getHeader(PayResource.IDEMPOTENCY_KEY);
+        String merchantId = once(request, merchantHeader);
+        String key = once(request, PayResource.IDEMPOTENCY_KEY);
         Buffer body = ctx.body().buffer();
         if (merchantId == null || !Identifiers.valid(merchantId) || key == null || body == null
-                || body.length() > JsonBodies.MAX_BODY_BYTES || !JsonBodies.isJson(request.getHeader(HttpHeaders.CONTENT_TYPE))) {
+                || body.length() > JsonBodies.MAX_BODY_BYTES || !JsonBodies.isJson(request.getHeader(HttpHeaders.CONTENT_TYPE))
+                || !acceptsAnswers(request.headers().getAll(HttpHeaders.ACCEPT))) {
             return null;
         }
         try {
