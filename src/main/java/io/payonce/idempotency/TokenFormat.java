@@ -58,7 +58,13 @@ public final class TokenFormat {
         return value.length() == ISSUED_LENGTH && value.startsWith(PREFIX) && Ascii.isUrlSafe(value, PREFIX.length());
     }
 
+    /**
+     * A client key: 16 to 255 printable ASCII characters, the last of which is not a space. MySQL's
+     * collations pad with spaces when they compare, so {@code "k "} and {@code "k"} would be one row there
+     * and two keys in Redis; refused, a key means the same thing in both.
+     */
     public static boolean isClientKey(String value) {
-        return value.length() >= CLIENT_KEY_MIN && value.length() <= CLIENT_KEY_MAX && Ascii.isPrintable(value);
+        return value.length() >= CLIENT_KEY_MIN && value.length() <= CLIENT_KEY_MAX && Ascii.isPrintable(value)
+                && value.charAt(value.length() - 1) != ' ';
     }
 }

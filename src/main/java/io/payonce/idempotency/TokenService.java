@@ -106,6 +106,11 @@ public class TokenService {
         });
     }
 
+    /** When the token's row says it expires, or null when it has none. */
+    public Uni<Instant> storedExpiry(String merchantId, String token) {
+        return tokens.find(merchantId, token).map(row -> row == null ? null : row.expiresAt());
+    }
+
     public Uni<Boolean> complete(SqlClient tx, String merchantId, String token, StoredResponse response) {
         return tokens.complete(tx, merchantId, token, response, UtcTime.now());
     }

@@ -14,6 +14,7 @@ import io.payonce.idempotency.InvalidIdempotencyTokenException;
 import io.payonce.idempotency.RedisFastPath;
 import io.payonce.idempotency.RequestInProgressException;
 import io.payonce.idempotency.StoredResponse;
+import io.payonce.idempotency.TokenFormat;
 import io.payonce.idempotency.TokenService;
 import io.payonce.idempotency.TokenTakenException;
 import io.payonce.idempotency.TokenUse;
@@ -116,7 +117,23 @@ public class PayService {
         if (reply.response().status() == 202) {
             return redis.disown(cmd.merchantId(), cmd.token());
         }
-        return redis.finished(cmd.merchantId(), cmd.token(), use.fingerprint(), reply.response(), use.expiresAt());
+        return cacheUntil(cmd, use).flatMap(expiresAt -> redis.finished(cmd.merchantId(), cmd.token(),
+                use.fingerprint(), reply.response(), expiresAt));
+    }
+
+    /**
+     * How long the answer may be cached: no longer than the token's row lives, so the copy never outlives
+     * what it copies. An issued token carries its expiry, which its row repeats; a client key's row got its
+     * expiry at first use, which a later request (a retry after a release) cannot derive from its own
+     * clock, so it is read. Unknown, nothing is cached.
+     */
+    private Uni<Instant> cacheUntil(PayCommand cmd, TokenUse use) {
+        if (TokenFormat.isIssued(cmd.token())) {
+            return Uni.createFrom().item(use.expiresAt());
+        }
+        return db.bounded(tokens.storedExpiry(cmd.merchantId(), cmd.token()))
+                .onFailure().recoverWithNull()
+                .map(expiresAt -> expiresAt != null ? expiresAt : UtcTime.now());
     }
 
     /** Called inside a stage: a fingerprint mismatch thrown here fails the stage. */

@@ -9,6 +9,7 @@ import static io.payonce.Fixtures.payBody;
 import static io.payonce.Fixtures.pendingOrder;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
 
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
 
 import io.payonce.Fixtures;
 import io.payonce.TestDatabase;
+import io.quarkus.redis.datasource.RedisDataSource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
@@ -37,6 +39,9 @@ class ClientKeysTest {
 
     @Inject
     TestDatabase db;
+
+    @Inject
+    RedisDataSource redis;
 
     @BeforeEach
     void clean() {
@@ -85,5 +90,43 @@ class ClientKeysTest {
     void tooShortClientKey_returns400InvalidToken() {
         pay(MERCHANT, "short-key", payBody(pendingOrder(), id("req"), AMOUNT)).then().statusCode(400)
                 .body("code", equalTo("invalid_idempotency_token"));
+    }
+
+    /**
+     * MySQL's collations pad with spaces when they compare, so a key ending in a space would be the same
+     * row as the key without it there, and another key in Redis: refused, the key means one thing.
+     */
+    @Test
+    void keyEndingInASpace_isRefused_andTouchesNothing() {
+        String orderNo = pendingOrder();
+        String key = id("client-key");
+        Map<String, Object> body = payBody(orderNo, id("req"), AMOUNT);
+
+        pay(MERCHANT, key + " ", body).then().statusCode(400).body("code", equalTo("invalid_idempotency_token"));
+
+        assertEquals(0, db.count("SELECT COUNT(*) FROM idempotency_tokens WHERE merchant_id = ?", MERCHANT));
+        assertEquals("PENDING", Fixtures.orderStatus(MERCHANT, orderNo));
+    }
+
+    /**
+     * A client key's row gets its expiry at first use; an answer cached by a later request (here the retry
+     * after a refused charge released the key) must not live longer in Redis than the row it copies.
+     */
+    @Test
+    void answerCachedByALaterRequest_neverOutlivesTheKeysRow() throws InterruptedException {
+        String orderNo = pendingOrder();
+        String key = id("client-key");
+        Map<String, Object> body = payBody(orderNo, id("req"), AMOUNT);
+        Fixtures.sandbox("fail_before_accept", 0, 1);
+        pay(MERCHANT, key, body).then().statusCode(503);
+        Thread.sleep(1_500);
+
+        pay(MERCHANT, key, body).then().statusCode(200);
+
+        long cacheEndsMs = System.currentTimeMillis() + redis.key().pttl("po:{" + MERCHANT + ":" + key + "}:res");
+        long rowEndsMs = db.count("SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', expires_at) DIV 1000"
+                + " FROM idempotency_tokens WHERE merchant_id = ? AND token = ?", MERCHANT, key);
+        assertTrue(cacheEndsMs <= rowEndsMs + 250, "the cached answer ends " + (cacheEndsMs - rowEndsMs)
+                + " ms after the row");
     }
 }
