@@ -2,19 +2,12 @@ package io.payonce.gateway;
 
 import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -26,46 +19,30 @@ import io.restassured.specification.RequestSpecification;
 /**
  * The shipped nginx example ({@code src/main/docker/nginx/payonce.conf}) in front of two instances:
  * nginx gives up on a slow charge and replays the POST on the other instance, which waits for the
- * first copy and answers with its result. One request from the client, one charge, one answer.
+ * first copy and answers with its result. One request from the client, one charge, one answer. The
+ * client authenticates with its API key; the merchant it pays as is the key's.
  */
 class GatewayRetryIT {
 
     private static final String MERCHANT = "merchant_gateway";
-    private static final File NGINX = new File("/usr/sbin/nginx");
 
     private static AppProcess a;
     private static AppProcess b;
-    private static Process nginx;
-    private static int gatewayPort;
+    private static Gateway gateway;
 
     @BeforeAll
     static void start() throws Exception {
-        Assumptions.assumeTrue(NGINX.canExecute(), "nginx is not installed (scripts/services.sh installs it)");
+        Gateway.assumeInstalled();
         a = AppProcess.named("gateway-a");
         b = AppProcess.named("gateway-b").channel(a.sandboxUrl());
         AppProcess.startAll(a, b);
-        gatewayPort = AppProcess.freePort();
-        Path dir = Files.createTempDirectory("payonce-nginx");
-        String conf = Files.readString(Path.of("src/main/docker/nginx/payonce.conf"))
-                .replace("@ERROR_LOG@", dir.resolve("error.log").toString())
-                .replace("@ACCESS_LOG@", dir.resolve("access.log").toString())
-                .replace("@PID_FILE@", dir.resolve("nginx.pid").toString())
-                .replace("@TEMP_DIR@", dir.toString())
-                .replace("@PORT_A@", Integer.toString(a.port()))
-                .replace("@PORT_B@", Integer.toString(b.port()))
-                .replace("@LISTEN_PORT@", Integer.toString(gatewayPort));
-        Path confFile = dir.resolve("nginx.conf");
-        Files.writeString(confFile, conf);
-        nginx = new ProcessBuilder(NGINX.getPath(), "-p", dir.toString(), "-c", confFile.toString(), "-g",
-                "daemon off;").redirectErrorStream(true).redirectOutput(dir.resolve("stdout.log").toFile()).start();
-        awaitGateway();
+        gateway = Gateway.start(a, b, MERCHANT);
     }
 
     @AfterAll
     static void stop() throws InterruptedException {
-        if (nginx != null) {
-            nginx.destroy();
-            nginx.waitFor(10, TimeUnit.SECONDS);
+        if (gateway != null) {
+            gateway.close();
         }
         AppProcess.closeAll(a, b);
     }
@@ -92,8 +69,8 @@ class GatewayRetryIT {
         direct(a).body(Map.of("mode", "ok", "latency_ms", 2000, "count", 2)).put("/sandbox/behavior")
                 .then().statusCode(200);
 
-        Response viaGateway = given().baseUri("http://127.0.0.1").port(gatewayPort).header("X-Merchant-Id", MERCHANT)
-                .header("Idempotency-Key", token).contentType(ContentType.JSON)
+        // the client names no merchant: the gateway sets it from the API key
+        Response viaGateway = gateway.as(MERCHANT).header("Idempotency-Key", token).contentType(ContentType.JSON)
                 .body(Map.of("order_no", orderNo, "request_no", requestNo, "amount", 2500)).post("/pay");
 
         assertEquals(200, viaGateway.statusCode(), viaGateway.asString());
@@ -114,18 +91,5 @@ class GatewayRetryIT {
     private static RequestSpecification direct(AppProcess app) {
         return given().baseUri("http://127.0.0.1").port(app.port()).header("X-Merchant-Id", MERCHANT)
                 .contentType(ContentType.JSON);
-    }
-
-    private static void awaitGateway() throws InterruptedException, IOException {
-        for (int i = 0; i < 100; i++) {
-            assertTrue(nginx.isAlive(), "nginx exited: see its logs");
-            try {
-                given().baseUri("http://127.0.0.1").port(gatewayPort).get("/q/health/live");
-                return;
-            } catch (Exception notYet) {
-                Thread.sleep(100);
-            }
-        }
-        throw new AssertionError("nginx did not listen on " + gatewayPort);
     }
 }
