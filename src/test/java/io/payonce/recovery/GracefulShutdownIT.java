@@ -166,8 +166,11 @@ class GracefulShutdownIT {
             Answer answer = firstAnswers.get(intent);
             boolean served = answer.status() == 200;
             boolean refused = answer.status() == 503 && answer.retryAfter() != null;
-            boolean neverConnected = !answer.answered() && answer.transportError().contains("ConnectException");
-            assertTrue(served || refused || neverConnected, () -> "served, refused retryably or not connected: " + answer);
+            // a connection that reaches the listener as it closes is accepted and dropped at once (reset):
+            // like a refused one it carries no answer, and the retry below shows nothing was half done
+            boolean neverServed = !answer.answered() && (answer.transportError().contains("ConnectException")
+                    || answer.transportError().contains("Connection reset"));
+            assertTrue(served || refused || neverServed, () -> "served, refused retryably or not connected: " + answer);
         });
     }
 
