@@ -36,7 +36,8 @@ public class JsonBodies {
     }
 
     public <T> T read(HttpHeaders headers, byte[] body, Class<T> type) {
-        if (!isJson(headers.getMediaType())) {
+        // read as text: a header the framework cannot parse (an empty one, say) is refused here, not thrown
+        if (!isJson(headers.getHeaderString(HttpHeaders.CONTENT_TYPE))) {
             throw new InvalidRequestException("unsupported_media_type", "the body must be application/json");
         }
         if (body == null || body.length == 0) {

@@ -1,7 +1,5 @@
 package io.payonce.api;
 
-import java.util.List;
-
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.ws.rs.core.HttpHeaders;
 
@@ -18,11 +16,6 @@ public class Merchants {
     }
 
     public String require(HttpHeaders headers) {
-        List<String> values = headers.getRequestHeader(header);
-        if (values != null && values.size() > 1) {
-            // two merchants named: whichever a reader took, another may have authorised the other
-            throw new MerchantRequiredException("header " + header + " must appear once");
-        }
         String value = headers.getHeaderString(header);
         if (value == null || value.isEmpty()) {
             throw new MerchantRequiredException("header " + header + " is required");

@@ -1,7 +1,6 @@
 package io.payonce.api;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -24,6 +23,7 @@ import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import io.payonce.PayOnceConfig;
 import io.payonce.api.ApiModels.PayRequest;
 import io.payonce.idempotency.IdempotencyKeyMissingException;
+import io.payonce.idempotency.InvalidIdempotencyTokenException;
 import io.payonce.payment.PayCommand;
 import io.payonce.payment.PayService;
 import io.smallrye.mutiny.Uni;
@@ -58,10 +58,6 @@ public class PayResource {
     public Uni<Response> pay(@Context HttpHeaders headers, @Context RoutingContext route, byte[] body) {
         String merchantId = merchants.require(headers);
         PayRequest request = bodies.read(headers, body, PayRequest.class);
-        List<String> keys = headers.getRequestHeader(IDEMPOTENCY_KEY);
-        if (keys != null && keys.size() > 1) {
-            throw new InvalidRequestException("idempotency_key_repeated", "the Idempotency-Key header must appear once");
-        }
         String token = token(headers.getHeaderString(IDEMPOTENCY_KEY), request.token());
         PayCommand command = new PayCommand(merchantId, token, request.orderNo(), request.requestNo(),
                 request.amount(), request.currency());
@@ -96,7 +92,10 @@ public class PayResource {
         return token;
     }
 
-    /** RFC 8941 sf-string: "..." with \" and \\ escapes. */
+    /**
+     * RFC 8941 sf-string: "..." whose only escapes are \" and \\. Any other backslash makes it no string
+     * at all, refused, rather than read as a token it merely resembles.
+     */
     private static String unquote(String value) {
         if (value.length() < 2 || value.charAt(0) != '"' || value.charAt(value.length() - 1) != '"') {
             return value;
@@ -104,8 +103,14 @@ public class PayResource {
         StringBuilder out = new StringBuilder(value.length());
         for (int i = 1; i < value.length() - 1; i++) {
             char c = value.charAt(i);
-            if (c == '\\' && i + 1 < value.length() - 1) {
-                c = value.charAt(++i);
+            if (c == '\\') {
+                char escaped = i + 1 < value.length() - 1 ? value.charAt(++i) : 0;
+                if (escaped != '"' && escaped != '\\') {
+                    throw new InvalidIdempotencyTokenException();
+                }
+                c = escaped;
+            } else if (c == '"') {
+                throw new InvalidIdempotencyTokenException();
             }
             out.append(c);
         }

@@ -21,6 +21,7 @@ import io.quarkus.vertx.http.runtime.RouteConstants;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
@@ -73,7 +74,14 @@ public class ReplayRoute {
                 .handler(this::replay);
     }
 
+    /**
+     * A body this route may read ahead of the REST layer: HTTP/1.1 with a declared length. Over HTTP/2 the
+     * REST layer reads the stream again after a body handler did, and fails; such a request goes on unread.
+     */
     private static boolean declaresBody(HttpServerRequest request) {
+        if (request.version() == HttpVersion.HTTP_2) {
+            return false;
+        }
         String length = request.getHeader(HttpHeaders.CONTENT_LENGTH);
         return length != null && !length.equals("0") && request.getHeader(HttpHeaders.TRANSFER_ENCODING) == null;
     }

@@ -8,31 +8,39 @@ import jakarta.enterprise.event.Observes;
 import io.payonce.PayOnceConfig;
 import io.quarkus.vertx.http.runtime.RouteConstants;
 import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
 /**
- * What one request may cost before anything reads it, on every route: a body must declare its length
- * (411 for one sent in chunks), a length over the contract's 16 KiB is refused from the headers (413,
- * before a byte of the body is read), and a body that does not arrive in full within
- * {@code payonce.http.body-timeout} is answered 408, so that stalled or trickling clients hold neither
- * memory nor a request for long. Each answer is problem+json and closes the connection: the rest of such a
- * body is never read.
+ * What every request must be before anything reads it, on every route and ahead of both the replay route
+ * and the REST layer: the merchant and the key named once at most; a body that declares its length (411 for
+ * one sent in chunks), at most the contract's 16 KiB (413, before a byte of the body is read); and a body
+ * that arrives in full within {@code payonce.http.body-timeout} (408), so that stalled or trickling clients
+ * hold neither memory nor a request for long. Each refusal is problem+json; over HTTP/1.1 it closes the
+ * connection, so the rest of such a body is never read.
  */
 @ApplicationScoped
 public class RequestLimits {
 
+    private static final String IDEMPOTENCY_KEY = PayResource.IDEMPOTENCY_KEY;
+    /** How long a refused request's remaining body is read and dropped before its connection is closed. */
+    private static final long LINGER_MS = 2_000;
+
     private final Problems problems;
     private final Vertx vertx;
     private final long bodyTimeoutMs;
+    private final String merchantHeader;
 
     RequestLimits(Problems problems, Vertx vertx, PayOnceConfig config) {
         this.problems = problems;
         this.vertx = vertx;
         this.bodyTimeoutMs = config.http().bodyTimeout().toMillis();
+        this.merchantHeader = config.merchantHeader();
     }
 
     void register(@Observes Router router) {
@@ -42,6 +50,17 @@ public class RequestLimits {
 
     private void limit(RoutingContext ctx) {
         HttpServerRequest request = ctx.request();
+        // two merchants or two keys named: whichever one a reader took, another may have authorised the other;
+        // refused here, ahead of both the replay route and the REST layer, so the answer never depends on
+        // which of them would have answered
+        if (request.headers().getAll(merchantHeader).size() > 1) {
+            refuse(ctx, 401, "merchant_required", "Merchant not identified", "header " + merchantHeader + " must appear once");
+            return;
+        }
+        if (request.headers().getAll(IDEMPOTENCY_KEY).size() > 1) {
+            refuse(ctx, 400, "idempotency_key_repeated", "Invalid request", "the Idempotency-Key header must appear once");
+            return;
+        }
         if (request.headers().contains(HttpHeaders.TRANSFER_ENCODING)) {
             // a body of unknown length could only be refused once too much of it was read
             refuse(ctx, 411, "length_required", "Length required",
@@ -80,11 +99,40 @@ public class RequestLimits {
     }
 
     private void refuse(RoutingContext ctx, int status, String code, String title, String detail) {
-        HttpServerResponse response = ctx.response();
-        response.setStatusCode(status)
-                .putHeader(HttpHeaders.CONTENT_TYPE, Problems.MEDIA_TYPE)
-                .putHeader(HttpHeaders.CONNECTION, "close")
+        HttpServerResponse response = ctx.response().setStatusCode(status)
+                .putHeader(HttpHeaders.CONTENT_TYPE, Problems.MEDIA_TYPE);
+        if (ctx.request().version() == HttpVersion.HTTP_2) {
+            // one stream of many: ending it is enough, the connection serves the others
+            response.end(problems.body(status, code, title, detail, Map.of()));
+            return;
+        }
+        response.putHeader(HttpHeaders.CONNECTION, "close")
                 .end(problems.body(status, code, title, detail, Map.of()))
-                .onComplete(sent -> ctx.request().connection().close());
+                .onComplete(sent -> lingerThenClose(ctx.request()));
+    }
+
+    /**
+     * Reads and drops what the client still sends, for a moment, before closing, as nginx's lingering close
+     * does: a connection closed with unread bytes is reset, and a client still writing its body would lose
+     * the answer with it.
+     */
+    private void lingerThenClose(HttpServerRequest request) {
+        HttpConnection connection = request.connection();
+        if (request.isEnded()) {
+            connection.close();
+            return;
+        }
+        long closer = vertx.setTimer(LINGER_MS, id -> connection.close());
+        try {
+            request.handler(dropped -> {
+            }).endHandler(end -> {
+                vertx.cancelTimer(closer);
+                connection.close();
+            });
+            request.resume();
+        } catch (IllegalStateException alreadyRead) {
+            vertx.cancelTimer(closer);
+            connection.close();
+        }
     }
 }

@@ -33,6 +33,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Pattern;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Executors;
@@ -117,7 +118,6 @@ class HostileInputFuzzTest {
     URL app;
 
     private ScheduledExecutorService cutoffs;
-    private HttpClient http2;
     private int ordersMade;
     /** What the cases are built on: replaced when a case used up a token or an order. */
     private Targets targets;
@@ -128,8 +128,6 @@ class HostileInputFuzzTest {
     void clean() {
         db.clean();
         cutoffs = Executors.newSingleThreadScheduledExecutor();
-        http2 = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2)
-                .connectTimeout(Duration.ofMillis(ANSWER_TIMEOUT_MS)).build();
     }
 
     @AfterEach
@@ -188,6 +186,9 @@ class HostileInputFuzzTest {
         }
         findings.ran(c);
         String wrong = answer.failure() != null ? answer.failure() : wrong(c.expected(), answer);
+        if (wrong != null && (refusedByTheCodec(c) || overTheCodecsSizeLimits(answer)) && notACodecRefusal(answer) == null) {
+            wrong = null;
+        }
         if (wrong != null) {
             findings.failed(c, wrong, answer);
             if (answer.timedOut() && !c.mutations().isEmpty()) {
@@ -277,6 +278,43 @@ class HostileInputFuzzTest {
         for (String merchant : List.of(MERCHANT, OTHER_MERCHANT)) {
             as(merchant).body(Map.of("mode", "ok", "count", 0)).put("/sandbox/behavior").then().statusCode(200);
         }
+    }
+
+    /**
+     * Requests the HTTP codec itself cannot parse (a malformed header line or framing, a broken
+     * percent-escape in the request line, an oversized path or header block) are refused by Vert.x and Netty
+     * before any of PayOnce's code runs, with a bare status and the connection closed; Quarkus offers no hook
+     * to shape those answers. For them a 4xx of any type, or a connection closed without one, is the
+     * refusal; that nothing was written is checked as for every case. A deployment's gateway answers such
+     * requests before they reach an instance.
+     */
+    private static boolean refusedByTheCodec(Case c) {
+        return c.mutations().stream().anyMatch(m -> m.startsWith("http: ")) || hasBrokenPercentEscape(c.request());
+    }
+
+    private static final Pattern BROKEN_ESCAPE = Pattern.compile("%(?![0-9A-Fa-f]{2})");
+
+    /** A request line whose target has a '%' not followed by two hex digits, which the router cannot decode. */
+    private static boolean hasBrokenPercentEscape(byte[] request) {
+        if (request == null) {
+            return false;
+        }
+        String text = new String(request, StandardCharsets.ISO_8859_1);
+        int end = text.indexOf("\r\n");
+        return BROKEN_ESCAPE.matcher(end < 0 ? text : text.substring(0, end)).find();
+    }
+
+    /** The codec's own answer to a request line or header block over its limits, whatever the case's mutations. */
+    private static boolean overTheCodecsSizeLimits(Answer answer) {
+        return (answer.status() == 414 || answer.status() == 431) && answer.mediaType() == null;
+    }
+
+    private static String notACodecRefusal(Answer answer) {
+        if (answer.failure() != null) {
+            return answer.timedOut() ? answer.failure() : null;
+        }
+        return answer.status() >= 400 && answer.status() < 500 ? null
+                : "a " + answer.status() + " where the codec's 4xx refusal was due";
     }
 
     /** Why the answer is not the one due, or null when it is. */
@@ -474,6 +512,10 @@ class HostileInputFuzzTest {
         } catch (IllegalArgumentException notExpressible) {
             return null;
         }
+        // a client of its own per case, as a raw socket is: no case inherits another's connection (which the
+        // server may be closing with a GOAWAY after that case's stream error)
+        HttpClient http2 = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2)
+                .connectTimeout(Duration.ofMillis(ANSWER_TIMEOUT_MS)).build();
         try {
             HttpResponse<byte[]> response = http2.send(request, HttpResponse.BodyHandlers.ofByteArray());
             Map<String, List<String>> headers = new TreeMap<>();

@@ -157,6 +157,39 @@ class HostileRequestTest {
         assertEquals(uncached.asString(), cached.asString());
     }
 
+    /** RFC 8941 allows two escapes in a string, {@code \"} and {@code \\}: with any other backslash it is no token at all. */
+    @Test
+    void keyWithAnEscapeNoStringAllows_isRefused_andTheTokenStaysUnused() {
+        PayRequest p = payRequest();
+        String escaped = "\"" + p.token().substring(0, 10) + "\\" + p.token().substring(10) + "\"";
+
+        as(MERCHANT).header("Idempotency-Key", escaped).body(p.body()).post("/pay")
+                .then().statusCode(400).contentType(Problems.MEDIA_TYPE).body("code", equalTo("invalid_idempotency_token"));
+
+        assertTrue(db.tokenUnused(MERCHANT, p.token()));
+    }
+
+    @Test
+    void emptyContentType_isA400_notAFault() throws IOException {
+        String body = "{\"order_no\":\"" + id("ord") + "\",\"amount\":100,\"currency\":\"USD\"}";
+
+        String answer = exchange("POST /orders HTTP/1.1\r\nHost: localhost\r\nX-Merchant-Id: " + MERCHANT
+                + "\r\nContent-Type: \r\nContent-Length: " + body.length() + "\r\nConnection: close\r\n\r\n" + body, 5_000);
+
+        assertProblem(answer, 400, "unsupported_media_type");
+        assertEquals(0, db.orders(MERCHANT));
+    }
+
+    /** A body near the 16 KiB limit is read whole, whichever of the replay route and the REST layer reads it. */
+    @Test
+    void payBodyJustUnderTheLimit_isReadWhole() {
+        PayRequest p = payRequest();
+        Map<String, Object> body = p.body();
+        body.put("pad", "x".repeat(16 * 1024 - 200));
+
+        as(MERCHANT).header("Idempotency-Key", p.token()).body(body).post("/pay").then().statusCode(200);
+    }
+
     private static Response oddReplay(String variant, PayRequest p) {
         Map<String, Object> body = p.body();
         var request = as(MERCHANT).header("Idempotency-Key", p.token()).body(body);
