@@ -25,7 +25,7 @@ import io.restassured.specification.RequestSpecification;
  * placeholders filled with the instances' ports and a key file of its own: one random API key for each
  * merchant a test names. Configuration, key file and logs go to a temporary directory, which failures name.
  */
-final class Gateway implements AutoCloseable {
+public final class Gateway implements AutoCloseable {
 
     private static final File NGINX = new File("/usr/sbin/nginx");
     private static final Path CONF = Path.of("src/main/docker/nginx/payonce.conf");
@@ -45,7 +45,7 @@ final class Gateway implements AutoCloseable {
     }
 
     /** Skips the calling test class where nginx is not installed. */
-    static void assumeInstalled() {
+    public static void assumeInstalled() {
         Assumptions.assumeTrue(NGINX.canExecute(), "nginx is not installed (scripts/services.sh installs it)");
     }
 
@@ -53,7 +53,7 @@ final class Gateway implements AutoCloseable {
      * Starts nginx in front of {@code first} and {@code second} (one instance twice to put it alone behind
      * the gateway), with an API key for each of {@code merchants}, and waits until it listens.
      */
-    static Gateway start(AppProcess first, AppProcess second, String... merchants) throws IOException,
+    public static Gateway start(AppProcess first, AppProcess second, String... merchants) throws IOException,
             InterruptedException {
         Path dir = Files.createTempDirectory("payonce-nginx");
         Map<String, String> keyByMerchant = new LinkedHashMap<>();
@@ -98,7 +98,7 @@ final class Gateway implements AutoCloseable {
         return randomKey();
     }
 
-    String keyOf(String merchant) {
+    public String keyOf(String merchant) {
         String key = keyByMerchant.get(merchant);
         if (key == null) {
             throw new IllegalArgumentException("no API key for " + merchant + "; start the gateway with it");
@@ -107,12 +107,12 @@ final class Gateway implements AutoCloseable {
     }
 
     /** A request to the gateway carrying no API key. */
-    RequestSpecification request() {
+    public RequestSpecification request() {
         return given().baseUri("http://127.0.0.1").port(port);
     }
 
     /** A request to the gateway carrying {@code merchant}'s API key, and nothing naming the merchant. */
-    RequestSpecification as(String merchant) {
+    public RequestSpecification as(String merchant) {
         return request().header("X-Api-Key", keyOf(merchant));
     }
 

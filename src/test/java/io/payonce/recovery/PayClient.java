@@ -24,10 +24,10 @@ import io.restassured.specification.RequestSpecification;
  * payments whose answer may also be a broken connection, the sandbox's behaviour and the books (order,
  * payment records and the channel's ledger) read back afterwards. Every call is bounded in time.
  */
-final class PayClient {
+public final class PayClient {
 
-    static final long AMOUNT = 2500;
-    static final String CURRENCY = "EUR";
+    public static final long AMOUNT = 2500;
+    public static final String CURRENCY = "EUR";
     /** Longer than a duplicate's wait bound (10 s) plus a slow charge: a pay call always ends by then. */
     private static final Duration PAY_TIMEOUT = Duration.ofSeconds(20);
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(5);
@@ -35,18 +35,18 @@ final class PayClient {
     private final int port;
     private final String merchant;
 
-    PayClient(AppProcess app, String merchant) {
+    public PayClient(AppProcess app, String merchant) {
         this(app.port(), merchant);
     }
 
-    PayClient(int port, String merchant) {
+    public PayClient(int port, String merchant) {
         this.port = port;
         this.merchant = merchant;
     }
 
     /** One payment a client means to make: its order, its own request number and its own token. */
-    record Intent(String orderNo, String requestNo, String token) {
-        Map<String, Object> body() {
+    public record Intent(String orderNo, String requestNo, String token) {
+        public Map<String, Object> body() {
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("order_no", orderNo);
             body.put("request_no", requestNo);
@@ -59,26 +59,26 @@ final class PayClient {
      * What a pay call got: an HTTP answer, or ({@code status} 0) the transport error that ended it, such as
      * the connection reset by a killed process.
      */
-    record Answer(int status, String body, String replayed, String retryAfter, String transportError, long elapsedMs) {
+    public record Answer(int status, String body, String replayed, String retryAfter, String transportError, long elapsedMs) {
 
-        boolean answered() {
+        public boolean answered() {
             return status != 0;
         }
 
-        String code() {
+        public String code() {
             return status >= 400 && body != null && body.startsWith("{") ? JsonPath.from(body).getString("code") : null;
         }
 
-        String field(String name) {
+        public String field(String name) {
             return body != null && body.startsWith("{") ? JsonPath.from(body).getString(name) : null;
         }
 
-        boolean isReplay() {
+        public boolean isReplay() {
             return "true".equals(replayed);
         }
 
         /** An answer that tells the client to send the same request again with the same token. */
-        boolean isRetryable() {
+        public boolean isRetryable() {
             return (status == 503 && "temporarily_unavailable".equals(code()) && retryAfter != null)
                     || (status == 409 && "request_in_progress".equals(code()) && retryAfter != null);
         }
@@ -114,10 +114,10 @@ final class PayClient {
     }
 
     /** The channel's ledger for one order: distinct successful charges, and charge calls that arrived. */
-    record Ledger(long charges, long attempts) {
+    public record Ledger(long charges, long attempts) {
     }
 
-    RequestSpecification call(Duration timeout) {
+    public RequestSpecification call(Duration timeout) {
         int ms = (int) timeout.toMillis();
         RestAssuredConfig config = RestAssuredConfig.config().httpClient(HttpClientConfig.httpClientConfig()
                 .setParam("http.connection.timeout", 2_000)
@@ -185,7 +185,7 @@ final class PayClient {
     }
 
     /** The next {@code count} charges at this instance's sandbox take {@code mode} after {@code latencyMs}. */
-    void sandbox(String mode, long latencyMs, int count) {
+    public void sandbox(String mode, long latencyMs, int count) {
         call(CALL_TIMEOUT).body(Map.of("mode", mode, "latency_ms", latencyMs, "count", count)).put("/sandbox/behavior")
                 .then().statusCode(200);
     }
@@ -199,7 +199,7 @@ final class PayClient {
                 ledger.getLong("attempts"));
     }
 
-    Ledger ledger(String orderNo) {
+    public Ledger ledger(String orderNo) {
         JsonPath ledger = call(CALL_TIMEOUT).queryParam("order_no", orderNo).get("/sandbox/charges")
                 .then().statusCode(200).extract().jsonPath();
         return new Ledger(ledger.getLong("charges"), ledger.getLong("attempts"));
@@ -215,9 +215,9 @@ final class PayClient {
      * The channel's word on one request number, as the sandbox's query or charge call gave it: {@code status}
      * (SUCCEEDED, DECLINED, PENDING or CLOSED) in a well-formed answer, or a problem's {@code code}.
      */
-    record ChannelCharge(int httpStatus, String status, String code, String txnId) {
+    public record ChannelCharge(int httpStatus, String status, String code, String txnId) {
 
-        boolean is(String expected) {
+        public boolean is(String expected) {
             return expected.equals(status);
         }
 
@@ -255,7 +255,7 @@ final class PayClient {
     }
 
     /** Asks this instance's sandbox what became of a request number: the query reconciliation makes. */
-    ChannelCharge queryCharge(String requestNo) {
+    public ChannelCharge queryCharge(String requestNo) {
         return channelCharge(call(CALL_TIMEOUT).get("/sandbox/charges/" + requestNo));
     }
 
