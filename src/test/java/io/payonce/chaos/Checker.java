@@ -1,0 +1,293 @@
+package io.payonce.chaos;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+
+import io.payonce.chaos.Books.OrderRow;
+import io.payonce.chaos.Books.PaymentRow;
+import io.payonce.chaos.Books.TokenRow;
+import io.payonce.chaos.History.Attempt;
+import io.payonce.chaos.History.FaultWindow;
+import io.payonce.chaos.History.OrderSeen;
+import io.payonce.chaos.History.Request;
+import io.payonce.recovery.PayClient.Answer;
+import io.payonce.recovery.PayClient.ChannelCharge;
+import io.payonce.recovery.PayClient.Ledger;
+
+/**
+ * Reads every answer every client received, the service's tables and the channel's books, and names each
+ * breach of contract section 7 it finds. Each name is one sentence of section 7 made checkable:
+ *
+ * <ul>
+ * <li>{@value #SECOND_CHARGE}: the channel's ledger holds more than one successful charge for an order;
+ * <li>{@value #LEDGER_VS_ORDER}: an order PAID without exactly one charge (or without one SUCCEEDED payment),
+ * or charged and not PAID;
+ * <li>{@value #LEDGER_VS_ANSWER}: a final 200 PAID whose request the channel did not charge (or under another
+ * transaction), or a 402 payment_not_completed whose number the channel has not closed;
+ * <li>{@value #PAYMENT_VS_CHANNEL}: a payment SUCCEEDED the channel did not charge, FAILED as declined the
+ * channel did not decline, or FAILED as closed the channel did not close;
+ * <li>{@value #SECOND_PAYMENT}: two payment records for one merchant request number;
+ * <li>{@value #DIFFERENT_ANSWERS}: two copies of one request, or a copy and the token's stored answer, with
+ * different final statuses or bodies;
+ * <li>{@value #MOVED_BACK}: an order seen PAID (by GET /orders or a 200 PAID) and later seen otherwise, or not
+ * PAID in the end;
+ * <li>{@value #PHANTOM_DECLINE}: a final 402 payment_declined for a request number the channel did not decline;
+ * <li>{@value #NEVER_ANSWERED}: a request with no final answer after the faults were healed, reconciliation had
+ * its time and the final round retried it with its own key;
+ * <li>{@value #LEFT_IN_FLIGHT}: a payment still PROCESSING, or an order still PAYING, once the run has settled;
+ * <li>{@value #SLOW_WAIT}: a copy sent straight to an instance, outside any MySQL fault (and the 2 s after),
+ * answered later than its bound plus the slack (one second): a duplicate's wait (409 request_in_progress or a
+ * replayed answer) by the wait bound, a first execution by the channel timeout plus a few seconds; or not
+ * answered at all within the client's patience;
+ * <li>{@value #REFUSED}: a valid request of the client's own order refused with a 4xx the contract gives it no
+ * reason for (400, 404, 422 ...).
+ * </ul>
+ */
+final class Checker {
+
+    static final String SECOND_CHARGE = "second charge";
+    static final String LEDGER_VS_ORDER = "ledger disagrees with an order";
+    static final String LEDGER_VS_ANSWER = "ledger disagrees with an answer";
+    static final String PAYMENT_VS_CHANNEL = "payment disagrees with the channel";
+    static final String SECOND_PAYMENT = "second payment record";
+    static final String DIFFERENT_ANSWERS = "different final answers";
+    static final String MOVED_BACK = "order moved back from PAID";
+    static final String PHANTOM_DECLINE = "402 payment_declined the channel never gave";
+    static final String NEVER_ANSWERED = "request never finally answered";
+    static final String LEFT_IN_FLIGHT = "payment left in flight";
+    static final String SLOW_WAIT = "wait outlasted its bound";
+    static final String REFUSED = "valid request refused";
+
+    /** A MySQL fault's effects are excused this long after it was healed: the pools reconnect. */
+    private static final long MYSQL_MARGIN_MS = 2_000;
+
+    /** One breach: its name, the request (or order) it concerns, what was seen, and when. */
+    record Violation(String name, Request request, String orderKey, String detail, long atMs) {
+
+        @Override
+        public String toString() {
+            return String.format("%s: %s%s", name, request != null ? "request #" + request.id + " " : "", detail);
+        }
+    }
+
+    private final ChaosSettings settings;
+    private final History history;
+    private final Books books;
+    private final List<Violation> violations = new ArrayList<>();
+    private final Map<String, List<Request>> requestsByOrder = new LinkedHashMap<>();
+    private final Map<String, Request> requestsByNumber = new HashMap<>();
+
+    private Checker(ChaosSettings settings, History history, Books books) {
+        this.settings = settings;
+        this.history = history;
+        this.books = books;
+        for (Request request : history.requests()) {
+            requestsByOrder.computeIfAbsent(orderKey(request), k -> new ArrayList<>()).add(request);
+            requestsByNumber.putIfAbsent(Books.key(request.merchant, request.intent.requestNo()), request);
+        }
+    }
+
+    /** Every violation found, the earliest request's first. */
+    static List<Violation> check(ChaosSettings settings, History history, Books books) {
+        Checker checker = new Checker(settings, history, books);
+        checker.checkRequests();
+        checker.checkOrders();
+        checker.checkPayments();
+        checker.violations.sort(Comparator.comparingLong(Violation::atMs));
+        return List.copyOf(checker.violations);
+    }
+
+    private void checkRequests() {
+        List<FaultWindow> mysqlFaults = history.faults().stream().filter(w -> w.kind().onMysql()).toList();
+        for (Request request : history.requests()) {
+            List<Attempt> attempts = request.attempts();
+            List<Attempt> finals = attempts.stream().filter(a -> Answers.isFinal(a.answer())).toList();
+            String requestKey = Books.key(request.merchant, request.intent.requestNo());
+            if (finals.isEmpty()) {
+                Attempt last = attempts.isEmpty() ? null : attempts.get(attempts.size() - 1);
+                add(NEVER_ANSWERED, request, attempts.size() + " copies, the last: "
+                        + (last == null ? "none sent" : Answers.describe(last.answer())));
+            } else {
+                checkSameAnswers(request, finals);
+            }
+            for (Attempt attempt : finals) {
+                Answer answer = attempt.answer();
+                String says = books.channelSays(requestKey);
+                if (Answers.isDeclined(answer) && !"DECLINED".equals(says)) {
+                    add(PHANTOM_DECLINE, request, "answered at " + seconds(attempt.doneAtMs()) + ", the channel says " + says);
+                    break;
+                }
+                if (Answers.isNotCompleted(answer) && !"CLOSED".equals(says)) {
+                    add(LEDGER_VS_ANSWER, request, "402 payment_not_completed, the channel says " + says);
+                    break;
+                }
+                if (Answers.isPaid(answer)) {
+                    ChannelCharge word = books.channel.get(requestKey);
+                    String txn = Answers.field(answer, "channel_txn_id");
+                    if (!"SUCCEEDED".equals(says) || (txn != null && word != null && !txn.equals(word.txnId()))) {
+                        add(LEDGER_VS_ANSWER, request, "200 PAID with " + txn + ", the channel says " + says
+                                + (word == null ? "" : " " + word.txnId()));
+                        break;
+                    }
+                }
+                if (Answers.isRefusal(answer)) {
+                    add(REFUSED, request, Answers.describe(answer));
+                    break;
+                }
+            }
+            for (Attempt attempt : attempts) {
+                String slow = slowWait(attempt, mysqlFaults);
+                if (slow != null) {
+                    add(SLOW_WAIT, request, attempt.route() + " at " + seconds(attempt.sentAtMs()) + ": " + slow);
+                    break;
+                }
+            }
+        }
+    }
+
+    /** Every final answer of the request, and the token's stored answer once it has one, are one answer. */
+    private void checkSameAnswers(Request request, List<Attempt> finals) {
+        Answer first = finals.get(0).answer();
+        for (Attempt attempt : finals) {
+            Answer other = attempt.answer();
+            if (other.status() != first.status() || !Objects.equals(other.body(), first.body())) {
+                add(DIFFERENT_ANSWERS, request, "first " + Answers.describe(first) + "; then, at "
+                        + seconds(attempt.sentAtMs()) + ", " + Answers.describe(other));
+                return;
+            }
+        }
+        TokenRow token = books.tokens.get(Books.key(request.merchant, request.intent.token()));
+        if (token != null && "COMPLETED".equals(token.state()) && token.responseStatus() != null
+                && (token.responseStatus() != first.status() || !Objects.equals(token.responseBody(), first.body()))) {
+            add(DIFFERENT_ANSWERS, request, "answered " + Answers.describe(first) + "; the token stored "
+                    + token.responseStatus() + " " + token.responseBody());
+        }
+    }
+
+    /** Why the attempt outlasted its bound, or null when it did not, or is not held to one. */
+    private String slowWait(Attempt attempt, List<FaultWindow> mysqlFaults) {
+        if (!attempt.direct() || attempt.hangUp()) {
+            return null;
+        }
+        long from = attempt.sentAtMs();
+        long to = attempt.doneAtMs();
+        if (mysqlFaults.stream().anyMatch(w -> w.overlaps(from, to, MYSQL_MARGIN_MS))) {
+            return null;
+        }
+        Answer answer = attempt.answer();
+        long slack = settings.slack().toMillis();
+        if (!answer.answered()) {
+            return Answers.clientTimedOut(answer) ? "no answer within the client's " + Traffic.PATIENCE.toSeconds() + " s"
+                    : null;
+        }
+        boolean waited = Answers.isInProgress(answer) || answer.isReplay();
+        long bound = waited ? ChaosSettings.WAIT_BOUND.toMillis()
+                : ChaosSettings.CHANNEL_TIMEOUT.plus(ChaosSettings.OWNER_EXTRA).toMillis();
+        if (answer.elapsedMs() <= bound + slack) {
+            return null;
+        }
+        return (waited ? "a duplicate's wait, bound " : "a first execution, bound ") + bound + " ms + " + slack
+                + " ms: " + Answers.describe(answer);
+    }
+
+    private void checkOrders() {
+        Map<String, List<OrderSeen>> seen = new HashMap<>();
+        for (OrderSeen one : history.orders()) {
+            seen.computeIfAbsent(Books.key(one.merchant(), one.orderNo()), k -> new ArrayList<>()).add(one);
+        }
+        Set<String> orderKeys = new TreeSet<>(books.orders.keySet());
+        orderKeys.addAll(requestsByOrder.keySet());
+        for (String orderKey : orderKeys) {
+            OrderRow order = books.orders.get(orderKey);
+            Request request = firstRequest(orderKey);
+            String status = order == null ? "missing" : order.status();
+            Ledger ledger = books.ledgers.get(orderKey);
+            long charges = ledger == null ? -1 : ledger.charges();
+            List<PaymentRow> payments = books.paymentsOfOrder(orderKey);
+            long succeeded = payments.stream().filter(p -> "SUCCEEDED".equals(p.status())).count();
+            if (charges > 1) {
+                addForOrder(SECOND_CHARGE, request, orderKey, charges + " charges at the channel, order " + status);
+            } else if (charges >= 0 && ("PAID".equals(status) != (charges == 1) || ("PAID".equals(status) != (succeeded == 1)))) {
+                addForOrder(LEDGER_VS_ORDER, request, orderKey, "order " + status + ", " + charges + " charge(s) at the channel, "
+                        + succeeded + " payment(s) SUCCEEDED");
+            }
+            if ("PAYING".equals(status)) {
+                addForOrder(LEFT_IN_FLIGHT, request, orderKey, "order still PAYING");
+            }
+            checkNeverBack(orderKey, request, status, seen.getOrDefault(orderKey, List.of()));
+        }
+    }
+
+    private void checkNeverBack(String orderKey, Request request, String finalStatus, List<OrderSeen> seen) {
+        OrderSeen firstPaid = seen.stream().filter(s -> "PAID".equals(s.status()))
+                .min(Comparator.comparingLong(OrderSeen::receivedAtMs)).orElse(null);
+        if (firstPaid == null) {
+            return;
+        }
+        for (OrderSeen later : seen) {
+            if (!"PAID".equals(later.status()) && later.sentAtMs() > firstPaid.receivedAtMs()) {
+                addForOrder(MOVED_BACK, request, orderKey, "seen PAID at " + seconds(firstPaid.receivedAtMs()) + " ("
+                        + firstPaid.how() + "), then " + later.status() + " asked at "
+                        + seconds(later.sentAtMs()));
+                return;
+            }
+        }
+        if (!"PAID".equals(finalStatus)) {
+            addForOrder(MOVED_BACK, request, orderKey, "seen PAID at " + seconds(firstPaid.receivedAtMs()) + ", "
+                    + finalStatus + " in the end");
+        }
+    }
+
+    private void checkPayments() {
+        for (Map.Entry<String, List<PaymentRow>> entry : books.paymentsByRequest.entrySet()) {
+            PaymentRow payment = entry.getValue().get(0);
+            String orderKey = Books.key(payment.merchant(), payment.orderNo());
+            Request request = requestFor(entry.getKey());
+            if (entry.getValue().size() > 1) {
+                addForOrder(SECOND_PAYMENT, request, orderKey, entry.getValue().size() + " records for " + entry.getKey());
+            }
+            String says = books.channelSays(entry.getKey());
+            String status = payment.status();
+            if ("PROCESSING".equals(status)) {
+                addForOrder(LEFT_IN_FLIGHT, request, orderKey, "payment " + payment.requestNo() + " still PROCESSING");
+            } else if ("SUCCEEDED".equals(status) ? !"SUCCEEDED".equals(says)
+                    : "CLOSED".equals(payment.failure()) ? !"CLOSED".equals(says) : !"DECLINED".equals(says)) {
+                addForOrder(PAYMENT_VS_CHANNEL, request, orderKey, "payment " + payment.requestNo() + " " + status
+                        + (payment.failure() == null ? "" : " (" + payment.failure() + ")") + ", the channel says " + says);
+            }
+        }
+    }
+
+    private Request firstRequest(String orderKey) {
+        List<Request> requests = requestsByOrder.get(orderKey);
+        return requests == null || requests.isEmpty() ? null : requests.get(0);
+    }
+
+    private Request requestFor(String requestKey) {
+        return requestsByNumber.get(requestKey);
+    }
+
+    private void add(String name, Request request, String detail) {
+        violations.add(new Violation(name, request, orderKey(request), detail, request.firstSentMs()));
+    }
+
+    private void addForOrder(String name, Request request, String orderKey, String detail) {
+        violations.add(new Violation(name, request, orderKey, "order " + orderKey + ": " + detail,
+                request == null ? Long.MAX_VALUE : request.firstSentMs()));
+    }
+
+    private static String orderKey(Request request) {
+        return Books.key(request.merchant, request.intent.orderNo());
+    }
+
+    private static String seconds(long ms) {
+        return String.format("%.3f s", ms / 1000.0);
+    }
+}

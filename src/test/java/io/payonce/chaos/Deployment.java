@@ -1,0 +1,260 @@
+package io.payonce.chaos;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import io.payonce.AppProcess;
+import io.payonce.TcpProxy;
+import io.payonce.gateway.Gateway;
+import io.payonce.idempotency.ThrowawayRedis;
+import io.payonce.recovery.PayClient;
+
+/**
+ * The system under chaos, all on loopback: two or more packaged instances, each pair behind its own nginx
+ * running the shipped gateway configuration; one MariaDB database of the run's own (dropped and created
+ * anew) that the instances reach through a {@link TcpProxy} (Flyway's JDBC connection goes direct); one
+ * throwaway {@code redis-server} behind its own proxy; and the channel: the sandbox of one more instance, S,
+ * which nothing faults, so its behaviour settings and ledger are the one channel every instance charges,
+ * reached through a proxy as well (the network to a provider fails too). The harness reads S directly.
+ * S reconciles nothing during a run (its interval is an hour): only the faulted instances do.
+ */
+final class Deployment implements AutoCloseable {
+
+    private static final String REDIS_SERVER = "/usr/bin/redis-server";
+    private static final Duration READY_BOUND = Duration.ofSeconds(90);
+
+    private final ChaosSettings settings;
+    private final ThrowawayRedis redis = new ThrowawayRedis();
+    private boolean redisStarted;
+    /** The redis-server started after a kill, on the throwaway's port; null while the original runs. */
+    private Process restartedRedis;
+    private int redisStarts = 1;
+    private TcpProxy mysql;
+    private AppProcess sandbox;
+    private TcpProxy channel;
+    private final List<AppProcess> instances = new ArrayList<>();
+    private final List<Gateway> gateways = new ArrayList<>();
+    /** Should the driver be stopped (SIGTERM, a timeout), what it started dies with it. */
+    private final Thread orphanGuard = new Thread(
+            () -> ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly), "chaos-orphan-guard");
+
+    Deployment(ChaosSettings settings) {
+        this.settings = settings;
+    }
+
+    /** Skips or fails early, naming what this machine lacks. */
+    static String missingTools() {
+        if (!new File("/usr/sbin/nginx").canExecute()) {
+            return "nginx is not installed (scripts/services.sh --test-tools installs it)";
+        }
+        if (!new File(REDIS_SERVER).canExecute()) {
+            return "redis-server is not installed (scripts/services.sh --test-tools installs it)";
+        }
+        if (!new File("target/quarkus-app/quarkus-run.jar").isFile()) {
+            return "the packaged application is missing: ./mvnw package -DskipTests";
+        }
+        return null;
+    }
+
+    void start() throws Exception {
+        Runtime.getRuntime().addShutdownHook(orphanGuard);
+        recreateDatabase();
+        Map<String, String> viaProxy = redis.start();
+        redisStarted = true;
+        mysql = new TcpProxy(settings.dbPort());
+        String direct = "mysql://" + settings.dbHost() + ":" + settings.dbPort() + "/" + settings.dbName();
+        sandbox = AppProcess.named("chaos-sandbox")
+                .env("QUARKUS_DATASOURCE_REACTIVE_URL", direct)
+                .env("QUARKUS_DATASOURCE_JDBC_URL", settings.jdbcUrl())
+                // S needs no Redis; should anything in it connect, it is to the throwaway, never the shared one
+                .env("PAYONCE_REDIS_ENABLED", "false")
+                .env("QUARKUS_REDIS_HOSTS", "redis://127.0.0.1:" + ThrowawayRedis.redisPort())
+                // its late answers (timeout_after_accept) come 1 s after the instances' channel timeout
+                .env("PAYONCE_CHANNEL_TIMEOUT", ChaosSettings.setting(ChaosSettings.CHANNEL_TIMEOUT))
+                .env("PAYONCE_RECONCILE_INTERVAL", "1h");
+        // S first: it migrates the fresh schema alone, before the instances start together
+        sandbox.start().awaitReady();
+        channel = new TcpProxy(sandbox.port());
+        for (int i = 0; i < settings.instances(); i++) {
+            instances.add(AppProcess.named("chaos-" + i)
+                    .channel("http://127.0.0.1:" + channel.port() + "/sandbox")
+                    .env("PAYONCE_SANDBOX_ENABLED", "false")
+                    .env("QUARKUS_DATASOURCE_REACTIVE_URL",
+                            "mysql://127.0.0.1:" + mysql.port() + "/" + settings.dbName())
+                    .env("QUARKUS_DATASOURCE_JDBC_URL", settings.jdbcUrl())
+                    .env("QUARKUS_REDIS_HOSTS", viaProxy.get("quarkus.redis.hosts"))
+                    .env("PAYONCE_CHANNEL_TIMEOUT", ChaosSettings.setting(ChaosSettings.CHANNEL_TIMEOUT))
+                    .env("PAYONCE_RECONCILE_MIN_AGE", ChaosSettings.setting(ChaosSettings.MIN_AGE))
+                    .env("PAYONCE_IDEMPOTENCY_LEASE", ChaosSettings.setting(ChaosSettings.LEASE))
+                    .env("PAYONCE_RECONCILE_INTERVAL", ChaosSettings.setting(ChaosSettings.RECONCILE_INTERVAL))
+                    .env("PAYONCE_RECONCILE_GIVE_UP_AFTER", ChaosSettings.setting(ChaosSettings.GIVE_UP_AFTER))
+                    .env("PAYONCE_IDEMPOTENCY_WAIT_TIMEOUT", ChaosSettings.setting(ChaosSettings.WAIT_BOUND)));
+        }
+        AppProcess.startAll(instances.toArray(AppProcess[]::new));
+        String[] merchants = settings.merchantIds().toArray(String[]::new);
+        for (int k = 0; 2 * k < instances.size(); k++) {
+            gateways.add(Gateway.start(instances.get(2 * k), instances.get((2 * k + 1) % instances.size()), merchants));
+        }
+    }
+
+    List<AppProcess> instances() {
+        return instances;
+    }
+
+    List<Gateway> gateways() {
+        return gateways;
+    }
+
+    /** S's sandbox as {@code merchant} sees it: behaviour settings, ledger, query. */
+    PayClient channel(String merchant) {
+        return new PayClient(sandbox, merchant);
+    }
+
+    TcpProxy mysql() {
+        return mysql;
+    }
+
+    /** The instances' way to the channel. */
+    TcpProxy channelPath() {
+        return channel;
+    }
+
+    TcpProxy redisProxy() {
+        return ThrowawayRedis.proxy();
+    }
+
+    /** Starts instance {@code i} again with its settings and waits until it is ready. */
+    void restart(int i) throws IOException, InterruptedException {
+        AppProcess app = instances.get(i);
+        if (!app.isAlive()) {
+            app.start();
+        }
+        long deadline = System.nanoTime() + READY_BOUND.toNanos();
+        // awaitReady gives up after its own minute; a restart on a machine busy with other builds may need more
+        while (true) {
+            try {
+                app.awaitReady();
+                return;
+            } catch (AssertionError notYet) {
+                if (!app.isAlive() || System.nanoTime() > deadline) {
+                    throw notYet;
+                }
+            }
+        }
+    }
+
+    /**
+     * SIGKILL of the throwaway redis-server: connections reset, new ones refused, everything it held gone;
+     * false when there was none. Only a child of this process serving the throwaway's port is killed
+     * (redis-server writes its address over its command line, which Java's process handles do not show:
+     * /proc does).
+     */
+    boolean killRedis() {
+        String address = ":" + ThrowawayRedis.redisPort();
+        boolean killed = false;
+        for (ProcessHandle child : ProcessHandle.current().children().toList()) {
+            if (child.info().command().orElse("").contains("redis") && commandLine(child).contains(address)) {
+                child.destroyForcibly();
+                child.onExit().join();
+                killed = true;
+            }
+        }
+        return killed;
+    }
+
+    private static String commandLine(ProcessHandle process) {
+        try {
+            return Files.readString(Path.of("/proc", String.valueOf(process.pid()), "cmdline"), StandardCharsets.ISO_8859_1);
+        } catch (IOException | RuntimeException gone) {
+            return "";
+        }
+    }
+
+    /** A new, empty redis-server on the throwaway's port, as a supervisor restarts a killed one. */
+    void restartRedis() throws IOException, InterruptedException {
+        if ("+PONG".equals(ping())) {
+            return;
+        }
+        int port = ThrowawayRedis.redisPort();
+        restartedRedis = new ProcessBuilder(REDIS_SERVER, "--port", String.valueOf(port), "--save", "", "--appendonly",
+                "no", "--bind", "127.0.0.1")
+                .redirectErrorStream(true)
+                .redirectOutput(new File("target/throwaway-redis-" + port + "-" + (++redisStarts) + ".log"))
+                .start();
+        for (int i = 0; i < 200 && !"+PONG".equals(ping()); i++) {
+            Thread.sleep(25);
+        }
+    }
+
+    void flushRedis() {
+        ThrowawayRedis.command("FLUSHALL");
+    }
+
+    private static String ping() {
+        try {
+            return ThrowawayRedis.command("PING");
+        } catch (IllegalStateException down) {
+            return null;
+        }
+    }
+
+    /** A connection to the run's database, direct, never through the proxy. */
+    Connection database() throws SQLException {
+        return DriverManager.getConnection(settings.jdbcUrl(), settings.dbUser(), settings.dbPassword());
+    }
+
+    private void recreateDatabase() throws SQLException {
+        String server = "jdbc:mariadb://" + settings.dbHost() + ":" + settings.dbPort() + "/";
+        try (Connection c = DriverManager.getConnection(server, settings.dbUser(), settings.dbPassword());
+                Statement s = c.createStatement()) {
+            s.execute("DROP DATABASE IF EXISTS `" + settings.dbName() + "`");
+            s.execute("CREATE DATABASE `" + settings.dbName() + "`");
+        }
+    }
+
+    /** Gateways, instances, S, the proxies, then every redis-server this run started. */
+    @Override
+    public void close() throws InterruptedException {
+        for (Gateway gateway : gateways) {
+            gateway.close();
+        }
+        for (AppProcess app : instances) {
+            // killed: a polite stop waits out in-flight requests, and nothing is checked after this
+            if (app.isAlive()) {
+                app.kill();
+            }
+        }
+        if (sandbox != null && sandbox.isAlive()) {
+            sandbox.kill();
+        }
+        if (mysql != null) {
+            mysql.close();
+        }
+        if (channel != null) {
+            channel.close();
+        }
+        if (restartedRedis != null) {
+            restartedRedis.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        }
+        if (redisStarted) {
+            redis.stop();
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(orphanGuard);
+        } catch (IllegalStateException | IllegalArgumentException exitingOrNeverAdded) {
+            // the hook runs, or was never added
+        }
+    }
+}

@@ -1,0 +1,312 @@
+package io.payonce.chaos;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.payonce.AppProcess;
+import io.payonce.chaos.FaultSchedule.Fault;
+import io.payonce.chaos.FaultSchedule.Kind;
+import io.payonce.chaos.History.FaultWindow;
+
+/**
+ * Applies the schedule's faults at their times, each healed after its span: an instance started again and
+ * ready, a proxy forwarding again, Redis restarted empty. {@link #healAll()} ends the schedule and heals what
+ * is still faulty at once (and resets every merchant's sandbox behaviour), so that the run can settle.
+ */
+final class FaultInjector {
+
+    /** What a charge call to the sandbox starts with, on the wire. */
+    private static final String CHARGE = "POST /sandbox/charges ";
+    /** A marker no request contains: arming it takes back a cut that never fired. */
+    private static final String NOTHING = "chaos: no request contains this";
+
+    private final Deployment deployment;
+    private final History history;
+    private final List<String> merchants;
+    private final ScheduledExecutorService timer = Executors.newScheduledThreadPool(2, daemon("chaos-heal"));
+    private final ExecutorService restarts = Executors.newCachedThreadPool(daemon("chaos-restart"));
+    private final Map<Runnable, Boolean> pendingHeals = new ConcurrentHashMap<>();
+    private final List<Future<?>> restarting = new ArrayList<>();
+    private final AtomicBoolean[] down;
+    private final Map<String, Integer> injected = new TreeMap<>();
+    private final List<String> errors = new ArrayList<>();
+    private volatile boolean over;
+    private Thread runner;
+
+    FaultInjector(Deployment deployment, History history, List<String> merchants) {
+        this.deployment = deployment;
+        this.history = history;
+        this.merchants = merchants;
+        this.down = new AtomicBoolean[deployment.instances().size()];
+        for (int i = 0; i < down.length; i++) {
+            down[i] = new AtomicBoolean();
+        }
+    }
+
+    void start(FaultSchedule schedule) {
+        runner = new Thread(() -> run(schedule), "chaos-faults");
+        runner.setDaemon(true);
+        runner.start();
+    }
+
+    private void run(FaultSchedule schedule) {
+        try {
+            for (Fault fault : schedule.faults()) {
+                // in short steps, so that healAll() never interrupts a fault half applied
+                while (!over && history.nowMs() < fault.atMs()) {
+                    Thread.sleep(Math.min(100, Math.max(1, fault.atMs() - history.nowMs())));
+                }
+                if (over) {
+                    return;
+                }
+                try {
+                    apply(fault);
+                } catch (RuntimeException | java.io.IOException e) {
+                    error(fault.describe() + ": " + e);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void apply(Fault fault) throws InterruptedException, java.io.IOException {
+        switch (fault.kind()) {
+            case KILL_INSTANCE, TERMINATE_INSTANCE -> stopInstance(fault);
+            case REDIS_KILLED -> {
+                FaultWindow window = started(fault);
+                if (!deployment.killRedis()) {
+                    error("no redis-server of this run to kill");
+                }
+                healLater(fault, window, () -> {
+                    try {
+                        deployment.restartRedis();
+                    } catch (Exception e) {
+                        error("restarting Redis: " + e);
+                    }
+                });
+            }
+            case REDIS_FLUSHED -> {
+                started(fault).end(history.nowMs());
+                deployment.flushRedis();
+            }
+            case REDIS_SLOW -> {
+                FaultWindow window = started(fault);
+                deployment.redisProxy().delay(fault.latencyMs());
+                healLater(fault, window, () -> deployment.redisProxy().delay(0));
+            }
+            case REDIS_STALLED -> {
+                FaultWindow window = started(fault);
+                deployment.redisProxy().hang();
+                healLater(fault, window, () -> deployment.redisProxy().restore());
+            }
+            case REDIS_PARTITIONED -> {
+                FaultWindow window = started(fault);
+                deployment.redisProxy().hang();
+                // when a partition heals, the connections it held have been given up by both ends
+                healLater(fault, window, () -> {
+                    deployment.redisProxy().cut();
+                    deployment.redisProxy().restore();
+                });
+            }
+            case MYSQL_RESET -> {
+                FaultWindow window = started(fault);
+                deployment.mysql().cut();
+                healLater(fault, window, () -> deployment.mysql().restore());
+            }
+            case MYSQL_BLACK_HOLE -> {
+                FaultWindow window = started(fault);
+                deployment.mysql().hang();
+                healLater(fault, window, () -> deployment.mysql().restore());
+            }
+            case CHANNEL_CHARGE_LOST -> {
+                FaultWindow window = started(fault);
+                // the next charge never reaches the channel, and the connections on the way are reset
+                deployment.channelPath().cutInsteadOfNext(CHARGE);
+                healLater(fault, window, () -> {
+                    deployment.channelPath().cutInsteadOfNext(NOTHING);
+                    deployment.channelPath().restore();
+                });
+            }
+            case CHANNEL_PARTITIONED -> {
+                FaultWindow window = started(fault);
+                deployment.channelPath().hang();
+                healLater(fault, window, () -> {
+                    deployment.channelPath().cut();
+                    deployment.channelPath().restore();
+                });
+            }
+            default -> {
+                started(fault).end(history.nowMs());
+                String mode = switch (fault.kind()) {
+                    case SANDBOX_SLOW -> "ok";
+                    case SANDBOX_DECLINE -> "decline";
+                    case SANDBOX_REFUSE -> "fail_before_accept";
+                    default -> "timeout_after_accept";
+                };
+                deployment.channel(fault.merchant()).sandbox(mode, fault.latencyMs(), fault.count());
+            }
+        }
+    }
+
+    /** SIGKILL or SIGTERM; the instance is started again once its span is over, and counts as up once ready. */
+    private void stopInstance(Fault fault) throws InterruptedException {
+        int i = fault.instance();
+        int up = 0;
+        for (AtomicBoolean d : down) {
+            up += d.get() ? 0 : 1;
+        }
+        if (down[i].get() || up < 2) {
+            history.faultSkipped(fault, down[i].get() ? "still restarting" : "the only instance up");
+            return;
+        }
+        AppProcess app = deployment.instances().get(i);
+        down[i].set(true);
+        FaultWindow window = started(fault);
+        if (fault.kind() == Kind.KILL_INSTANCE) {
+            app.kill();
+        } else {
+            app.terminate();
+            restarts.submit(() -> {
+                try {
+                    if (!app.awaitExit(java.time.Duration.ofSeconds(15))) {
+                        window.note("did not stop within 15 s, killed");
+                        app.kill();
+                    } else {
+                        window.note("exited with " + app.exitValue());
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        }
+        healLater(fault, window, () -> restart(i, window));
+    }
+
+    private void restart(int i, FaultWindow window) {
+        synchronized (restarting) {
+            restarting.add(restarts.submit(() -> {
+                AppProcess app = deployment.instances().get(i);
+                try {
+                    // a terminated instance may still be finishing its requests: it is started once it has exited
+                    if (app.isAlive() && !app.awaitExit(java.time.Duration.ofSeconds(20))) {
+                        app.kill();
+                    }
+                    deployment.restart(i);
+                    window.end(history.nowMs());
+                    down[i].set(false);
+                } catch (Exception | AssertionError e) {
+                    error("restarting instance #" + i + ": " + e);
+                }
+                return null;
+            }));
+        }
+    }
+
+    /** Ends the schedule, heals every fault still in force, waits for restarted instances, and resets the channel. */
+    void healAll() throws InterruptedException {
+        over = true;
+        if (runner != null) {
+            runner.join(60_000);
+        }
+        for (Runnable heal : List.copyOf(pendingHeals.keySet())) {
+            heal.run();
+        }
+        deployment.mysql().restore();
+        deployment.channelPath().cutInsteadOfNext(NOTHING);
+        deployment.channelPath().restore();
+        deployment.redisProxy().delay(0);
+        deployment.redisProxy().restore();
+        try {
+            deployment.restartRedis();
+        } catch (java.io.IOException e) {
+            error("restarting Redis: " + e);
+        }
+        List<Future<?>> waiting;
+        synchronized (restarting) {
+            waiting = List.copyOf(restarting);
+        }
+        for (Future<?> restart : waiting) {
+            try {
+                restart.get(120, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                error("waiting for a restart: " + e);
+            }
+        }
+        for (int i = 0; i < down.length; i++) {
+            if (!deployment.instances().get(i).isAlive()) {
+                try {
+                    deployment.restart(i);
+                    down[i].set(false);
+                } catch (Exception | AssertionError e) {
+                    error("restarting instance #" + i + " at the end: " + e);
+                }
+            }
+        }
+        for (String merchant : merchants) {
+            deployment.channel(merchant).sandbox("ok", 0, 0);
+        }
+        timer.shutdownNow();
+    }
+
+    void close() {
+        over = true;
+        timer.shutdownNow();
+        restarts.shutdownNow();
+    }
+
+    /** Faults applied, by kind. */
+    synchronized Map<String, Integer> injected() {
+        return new TreeMap<>(injected);
+    }
+
+    /** What went wrong in the harness itself while injecting or healing (not a violation of the service's). */
+    synchronized List<String> errors() {
+        return List.copyOf(errors);
+    }
+
+    private synchronized FaultWindow started(Fault fault) {
+        injected.merge(fault.kind().label, 1, Integer::sum);
+        return history.faultStarted(fault);
+    }
+
+    /** Runs {@code heal} after the fault's span, or at {@link #healAll()}, whichever comes first; once. */
+    private void healLater(Fault fault, FaultWindow window, Runnable heal) {
+        AtomicBoolean done = new AtomicBoolean();
+        Runnable once = new Runnable() {
+            @Override
+            public void run() {
+                if (done.compareAndSet(false, true)) {
+                    pendingHeals.remove(this);
+                    heal.run();
+                    if (!fault.kind().onInstance()) {
+                        window.end(history.nowMs());
+                    }
+                }
+            }
+        };
+        pendingHeals.put(once, Boolean.TRUE);
+        timer.schedule(once, fault.lastsMs(), TimeUnit.MILLISECONDS);
+    }
+
+    private synchronized void error(String message) {
+        errors.add(String.format("%.1f s %s", history.nowMs() / 1000.0, message));
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return body -> {
+            Thread thread = new Thread(body, name);
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+}

@@ -1,0 +1,159 @@
+package io.payonce.chaos;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import io.payonce.AppProcess;
+import io.payonce.chaos.History.Attempt;
+import io.payonce.chaos.History.OrderSeen;
+import io.payonce.chaos.History.Request;
+import io.payonce.gateway.Gateway;
+import io.payonce.recovery.PayClient;
+import io.payonce.recovery.PayClient.Answer;
+import io.restassured.config.HttpClientConfig;
+import io.restassured.config.RestAssuredConfig;
+import io.restassured.http.ContentType;
+import io.restassured.path.json.JsonPath;
+import io.restassured.response.Response;
+import io.restassured.specification.RequestSpecification;
+
+/**
+ * The clients' side of the wire: a request goes through one of the gateways (with the merchant's API key,
+ * as a real client's does), or now and then straight to one instance (as a service inside the network
+ * would, naming its merchant itself), and every copy of a payment and its answer, or the broken connection
+ * that ended it, goes into the {@link History}.
+ */
+final class Traffic {
+
+    /** A client's patience for one answer: well past the gateway's own give-up (two tries of 1.5 s) and any bound. */
+    static final Duration PATIENCE = Duration.ofSeconds(15);
+    /** Share of copies sent to an instance directly: their waits are the service's own, not cut by nginx. */
+    private static final int DIRECT_PERCENT = 30;
+
+    /** The way one copy takes: a gateway, or an instance directly. */
+    record Route(String name, Gateway gateway, AppProcess instance) {
+
+        RequestSpecification spec(String merchant, Duration timeout) {
+            if (gateway == null) {
+                return new PayClient(instance.port(), merchant).call(timeout);
+            }
+            int ms = (int) timeout.toMillis();
+            return gateway.as(merchant).contentType(ContentType.JSON).config(RestAssuredConfig.config()
+                    .httpClient(HttpClientConfig.httpClientConfig()
+                            .setParam("http.connection.timeout", 2_000)
+                            .setParam("http.socket.timeout", ms)));
+        }
+
+        boolean direct() {
+            return gateway == null;
+        }
+    }
+
+    private final List<Route> gatewayRoutes;
+    private final List<Route> directRoutes;
+    private final History history;
+
+    Traffic(Deployment deployment, History history) {
+        this.history = history;
+        this.gatewayRoutes = deployment.gateways().stream()
+                .map(g -> new Route("gw" + deployment.gateways().indexOf(g), g, null)).toList();
+        this.directRoutes = deployment.instances().stream()
+                .map(i -> new Route("direct" + deployment.instances().indexOf(i), null, i)).toList();
+    }
+
+    /**
+     * Mostly a gateway, sometimes an instance directly: instance {@code slot} modulo their number, so that
+     * copies a client sends side by side with consecutive slots go to different instances.
+     */
+    Route route(Random random, int slot) {
+        if (random.nextInt(100) < DIRECT_PERCENT) {
+            return directRoutes.get(Math.floorMod(slot, directRoutes.size()));
+        }
+        return gatewayRoutes.get(random.nextInt(gatewayRoutes.size()));
+    }
+
+    /** Anywhere: a gateway, or a random instance directly. */
+    Route anyRoute(Random random) {
+        return route(random, random.nextInt(directRoutes.size()));
+    }
+
+    /**
+     * One copy of the request, recorded with its answer; {@code lane} tells copies a client sent side by side
+     * apart. A {@code timeout} short of an answer is a client hanging up.
+     */
+    Answer pay(Request request, int lane, Route route, Duration timeout, boolean hangUp, String phase) {
+        long sentAt = history.nowMs();
+        long started = System.nanoTime();
+        Answer answer;
+        try {
+            Response r = route.spec(request.merchant, timeout)
+                    .header("Idempotency-Key", "\"" + request.intent.token() + "\"")
+                    .body(request.intent.body())
+                    .post("/pay");
+            answer = new Answer(r.statusCode(), r.asString(), r.header("Idempotent-Replayed"), r.header("Retry-After"),
+                    null, elapsedMs(started));
+        } catch (Exception e) {
+            answer = new Answer(0, null, null, null, e.toString(), elapsedMs(started));
+        }
+        request.add(new Attempt(lane, route.name(), route.direct(), sentAt, phase, hangUp, answer));
+        if (Answers.isPaid(answer)) {
+            history.sawOrder(new OrderSeen(request.merchant, request.intent.orderNo(), sentAt, history.nowMs(), "PAID",
+                    -1, "200 to " + request.intent.requestNo()));
+        }
+        return answer;
+    }
+
+    /** Creates the order through a gateway, trying again while it cannot be done; false when it never was. */
+    boolean createOrder(String merchant, String orderNo, Random random, long untilMs) throws InterruptedException {
+        Map<String, Object> body = Map.of("order_no", orderNo, "amount", PayClient.AMOUNT, "currency", PayClient.CURRENCY);
+        for (int tries = 0; tries < 20 && history.nowMs() < untilMs; tries++) {
+            try {
+                int status = anyRoute(random).spec(merchant, PATIENCE).body(body).post("/orders").statusCode();
+                if (status == 201 || status == 200) {
+                    return true;
+                }
+            } catch (Exception brokenConnection) {
+                // tried again below
+            }
+            Thread.sleep(200 + random.nextInt(600));
+        }
+        return false;
+    }
+
+    /** A fresh token for the merchant, or null when none could be had in time. */
+    String issueToken(String merchant, Random random, long untilMs) throws InterruptedException {
+        for (int tries = 0; tries < 20 && history.nowMs() < untilMs; tries++) {
+            try {
+                Response r = anyRoute(random).spec(merchant, PATIENCE).post("/tokens");
+                if (r.statusCode() == 201) {
+                    return r.jsonPath().getString("token");
+                }
+            } catch (Exception brokenConnection) {
+                // tried again below
+            }
+            Thread.sleep(200 + random.nextInt(600));
+        }
+        return null;
+    }
+
+    /** Reads the order once, recording what it showed; an answer other than 200 records nothing. */
+    void observeOrder(String merchant, String orderNo, Random random) {
+        long sentAt = history.nowMs();
+        try {
+            Response r = anyRoute(random).spec(merchant, PATIENCE).get("/orders/" + orderNo);
+            if (r.statusCode() == 200) {
+                JsonPath json = r.jsonPath();
+                history.sawOrder(new OrderSeen(merchant, orderNo, sentAt, history.nowMs(), json.getString("status"),
+                        json.getInt("version"), "GET /orders"));
+            }
+        } catch (Exception brokenConnection) {
+            // nothing seen
+        }
+    }
+
+    private static long elapsedMs(long startedNanos) {
+        return (System.nanoTime() - startedNanos) / 1_000_000;
+    }
+}
