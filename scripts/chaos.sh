@@ -2,11 +2,12 @@
 # The chaos run (issue 22): two or more packaged instances behind the shipped nginx gateway, on a fresh
 # database `payonce_chaos` of the local MariaDB (reached through a TCP proxy the run controls) and a
 # throwaway redis-server of its own (behind a proxy too; the shared Redis is never touched), with the
-# sandbox of one more instance, which nothing faults, as the channel. A population of clients pays while
-# faults drawn from a seeded schedule happen; then every fault is healed, reconciliation is given its time,
-# and a checker reads every answer, the tables and the channel's ledger and names each violation of
-# contract section 7. Loopback only; the run stops by itself. The driver is
-# src/test/java/io/payonce/chaos, run with the test class path as scripts/bench.sh runs its own.
+# sandbox of one more instance, which nothing faults, as the channel (reached through a proxy as well).
+# A population of clients pays while faults drawn from a seeded schedule happen; then every fault is
+# healed, reconciliation is given its time, and a checker reads every answer, the tables and the
+# channel's ledger and names each violation of contract section 7. Loopback only; the run stops by
+# itself. The driver is src/test/java/io/payonce/chaos, run with the test class path as
+# scripts/bench.sh runs its own.
 #
 #   scripts/chaos.sh                          60 s of traffic, a random seed, 2 instances
 #   scripts/chaos.sh --duration 15m           a long run (plus start-up, settling and the check)
@@ -15,8 +16,9 @@
 #   scripts/chaos.sh --break NAME [--duration 90s]
 #                                             the same run against a deliberately broken build: a copy of
 #                                             the committed tree under target/chaos-break/NAME with one line
-#                                             changed (see break_line below); succeeds only if the run
-#                                             reports a violation
+#                                             changed: not-found-declines, timeout-declines or
+#                                             settle-without-status (see break_line below); succeeds only
+#                                             if the run reports a violation
 #
 # Prints the summary; exits 0 with no violation, 1 with one (printing the seed and the history of the
 # first violating request), 2 when the harness could not judge the run. Logs of every process started

@@ -93,7 +93,8 @@ record ChaosSettings(Duration traffic, long seed, int instances, int clients, in
         };
     }
 
-    static String seconds(Duration duration) {
+    /** A duration as the service's configuration takes it. */
+    static String setting(Duration duration) {
         return duration.toMillis() + "ms";
     }
 }

@@ -251,9 +251,9 @@ final class Clients {
      */
     private Answer untilFinal(Request request, int lane, long deadlineMs, Random random, String phase)
             throws InterruptedException {
-        for (int copies = 0; copies < 200; copies++) {
+        for (int sent = 0; sent < 200; sent++) {
             // side by side, lanes take different instances; one after the other, a lane moves on to the next
-            Route route = traffic.route(random, request.id + lane + copies);
+            Route route = traffic.route(random, request.id + lane + sent);
             Answer answer = traffic.pay(request, lane, route, Traffic.PATIENCE, false, phase);
             if (Answers.isFinal(answer)) {
                 return answer;

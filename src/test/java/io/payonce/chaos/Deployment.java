@@ -2,6 +2,9 @@ package io.payonce.chaos;
 
 import java.io.File;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -79,7 +82,7 @@ final class Deployment implements AutoCloseable {
                 .env("PAYONCE_REDIS_ENABLED", "false")
                 .env("QUARKUS_REDIS_HOSTS", "redis://127.0.0.1:" + ThrowawayRedis.redisPort())
                 // its late answers (timeout_after_accept) come 1 s after the instances' channel timeout
-                .env("PAYONCE_CHANNEL_TIMEOUT", ChaosSettings.seconds(ChaosSettings.CHANNEL_TIMEOUT))
+                .env("PAYONCE_CHANNEL_TIMEOUT", ChaosSettings.setting(ChaosSettings.CHANNEL_TIMEOUT))
                 .env("PAYONCE_RECONCILE_INTERVAL", "1h");
         // S first: it migrates the fresh schema alone, before the instances start together
         sandbox.start().awaitReady();
@@ -92,12 +95,12 @@ final class Deployment implements AutoCloseable {
                             "mysql://127.0.0.1:" + mysql.port() + "/" + settings.dbName())
                     .env("QUARKUS_DATASOURCE_JDBC_URL", settings.jdbcUrl())
                     .env("QUARKUS_REDIS_HOSTS", viaProxy.get("quarkus.redis.hosts"))
-                    .env("PAYONCE_CHANNEL_TIMEOUT", ChaosSettings.seconds(ChaosSettings.CHANNEL_TIMEOUT))
-                    .env("PAYONCE_RECONCILE_MIN_AGE", ChaosSettings.seconds(ChaosSettings.MIN_AGE))
-                    .env("PAYONCE_IDEMPOTENCY_LEASE", ChaosSettings.seconds(ChaosSettings.LEASE))
-                    .env("PAYONCE_RECONCILE_INTERVAL", ChaosSettings.seconds(ChaosSettings.RECONCILE_INTERVAL))
-                    .env("PAYONCE_RECONCILE_GIVE_UP_AFTER", ChaosSettings.seconds(ChaosSettings.GIVE_UP_AFTER))
-                    .env("PAYONCE_IDEMPOTENCY_WAIT_TIMEOUT", ChaosSettings.seconds(ChaosSettings.WAIT_BOUND)));
+                    .env("PAYONCE_CHANNEL_TIMEOUT", ChaosSettings.setting(ChaosSettings.CHANNEL_TIMEOUT))
+                    .env("PAYONCE_RECONCILE_MIN_AGE", ChaosSettings.setting(ChaosSettings.MIN_AGE))
+                    .env("PAYONCE_IDEMPOTENCY_LEASE", ChaosSettings.setting(ChaosSettings.LEASE))
+                    .env("PAYONCE_RECONCILE_INTERVAL", ChaosSettings.setting(ChaosSettings.RECONCILE_INTERVAL))
+                    .env("PAYONCE_RECONCILE_GIVE_UP_AFTER", ChaosSettings.setting(ChaosSettings.GIVE_UP_AFTER))
+                    .env("PAYONCE_IDEMPOTENCY_WAIT_TIMEOUT", ChaosSettings.setting(ChaosSettings.WAIT_BOUND)));
         }
         AppProcess.startAll(instances.toArray(AppProcess[]::new));
         String[] merchants = settings.merchantIds().toArray(String[]::new);
@@ -152,13 +155,30 @@ final class Deployment implements AutoCloseable {
         }
     }
 
-    /** SIGKILL of the throwaway redis-server: connections reset, new ones refused, everything it held gone. */
-    void killRedis() throws InterruptedException {
+    /**
+     * SIGKILL of the throwaway redis-server: connections reset, new ones refused, everything it held gone;
+     * false when there was none. Only a child of this process serving the throwaway's port is killed
+     * (redis-server writes its address over its command line, which Java's process handles do not show:
+     * /proc does).
+     */
+    boolean killRedis() {
+        String address = ":" + ThrowawayRedis.redisPort();
+        boolean killed = false;
         for (ProcessHandle child : ProcessHandle.current().children().toList()) {
-            if (child.info().command().orElse("").contains("redis")) {
+            if (child.info().command().orElse("").contains("redis") && commandLine(child).contains(address)) {
                 child.destroyForcibly();
                 child.onExit().join();
+                killed = true;
             }
+        }
+        return killed;
+    }
+
+    private static String commandLine(ProcessHandle process) {
+        try {
+            return Files.readString(Path.of("/proc", String.valueOf(process.pid()), "cmdline"), StandardCharsets.ISO_8859_1);
+        } catch (IOException | RuntimeException gone) {
+            return "";
         }
     }
 

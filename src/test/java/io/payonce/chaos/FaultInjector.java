@@ -84,7 +84,9 @@ final class FaultInjector {
             case KILL_INSTANCE, TERMINATE_INSTANCE -> stopInstance(fault);
             case REDIS_KILLED -> {
                 FaultWindow window = started(fault);
-                deployment.killRedis();
+                if (!deployment.killRedis()) {
+                    error("no redis-server of this run to kill");
+                }
                 healLater(fault, window, () -> {
                     try {
                         deployment.restartRedis();

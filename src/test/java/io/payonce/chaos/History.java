@@ -42,10 +42,6 @@ final class History {
             return List.copyOf(attempts);
         }
 
-        synchronized int copies() {
-            return attempts.size();
-        }
-
         /** The first final answer any copy received, or null. */
         synchronized Answer finalAnswer() {
             return attempts.stream().map(Attempt::answer).filter(Answers::isFinal).findFirst().orElse(null);
