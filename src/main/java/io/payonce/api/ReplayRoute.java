@@ -105,12 +105,6 @@ public class ReplayRoute {
         }, refused -> ctx.next());
     }
 
-    /** The header's value when it is given exactly once; null when missing or repeated (the REST layer refuses that). */
-    private static String once(HttpServerRequest request, String name) {
-        List<String> values = request.headers().getAll(name);
-        return values.size() == 1 ? values.get(0) : null;
-    }
-
     /**
      * Whether the REST layer would agree to answer with JSON or problem+json: no Accept, or one that names
      * either or a wildcard over them. Anything less certain (several Accept headers, parameters, q=0) goes
@@ -136,8 +130,9 @@ public class ReplayRoute {
     /** The request as a command when it is well-formed enough to be a replay; null sends it on. */
     private PayCommand command(RoutingContext ctx) {
         HttpServerRequest request = ctx.request();
-        String merchantId = once(request, merchantHeader);
-        String key = once(request, PayResource.IDEMPOTENCY_KEY);
+        // RequestLimits refused a merchant or key given twice before this route ran
+        String merchantId = request.getHeader(merchantHeader);
+        String key = request.getHeader(PayResource.IDEMPOTENCY_KEY);
         Buffer body = ctx.body().buffer();
         if (merchantId == null || !Identifiers.valid(merchantId) || key == null || body == null
                 || body.length() > JsonBodies.MAX_BODY_BYTES || !JsonBodies.isJson(request.getHeader(HttpHeaders.CONTENT_TYPE))

@@ -105,7 +105,7 @@ public class TokenRepository {
     public Uni<Void> insertClaimed(SqlClient tx, String merchantId, String token, String fingerprint, String requestNo,
             Duration lease, Instant expiresAt, Instant now) {
         return tx.preparedQuery(INSERT_CLAIMED)
-                .execute(Tuple.from(new Object[] { merchantId, token, fingerprint, requestNo, lease.toNanos() / 1_000,
+                .execute(Tuple.from(new Object[] { merchantId, token, fingerprint, requestNo, UtcTime.micros(lease),
                         UtcTime.toColumn(expiresAt), UtcTime.toColumn(now), UtcTime.toColumn(now) }))
                 .replaceWithVoid();
     }
@@ -114,7 +114,7 @@ public class TokenRepository {
     public Uni<Boolean> claim(SqlClient tx, String merchantId, String token, String fingerprint, String requestNo,
             Duration lease, Instant now) {
         return tx.preparedQuery(CLAIM)
-                .execute(Tuple.from(new Object[] { fingerprint, requestNo, lease.toNanos() / 1_000,
+                .execute(Tuple.from(new Object[] { fingerprint, requestNo, UtcTime.micros(lease),
                         UtcTime.toColumn(now), merchantId, token, UtcTime.toColumn(now), fingerprint }))
                 .map(rows -> rows.rowCount() == 1);
     }

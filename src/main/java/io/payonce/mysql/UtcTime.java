@@ -1,5 +1,6 @@
 package io.payonce.mysql;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
@@ -18,6 +19,14 @@ public final class UtcTime {
 
     public static LocalDateTime toColumn(Instant instant) {
         return instant == null ? null : LocalDateTime.ofInstant(instant, ZoneOffset.UTC);
+    }
+
+    /**
+     * A duration as the number an {@code INTERVAL ? MICROSECOND} takes, for times computed on the
+     * database's clock ({@code DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND)}), which every instance shares.
+     */
+    public static long micros(Duration duration) {
+        return duration.toNanos() / 1_000;
     }
 
     public static Instant fromColumn(LocalDateTime value) {

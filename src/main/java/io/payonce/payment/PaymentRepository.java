@@ -105,7 +105,7 @@ public class PaymentRepository {
             long amount, String currency, Duration lease) {
         return tx.preparedQuery(INSERT)
                 .execute(Tuple.from(new Object[] { merchantId, requestNo, orderNo, token, amount, currency,
-                        micros(lease) }))
+                        UtcTime.micros(lease) }))
                 .map(rows -> rows.property(MySQLClient.LAST_INSERTED_ID));
     }
 
@@ -155,7 +155,7 @@ public class PaymentRepository {
      */
     public Uni<List<Claimed>> claimForReconcile(String claim, Duration minAge, Duration claimLease, Duration giveUpAfter,
             int batch) {
-        return pool.preparedQuery(RECONCILABLE).execute(Tuple.of(micros(minAge), batch))
+        return pool.preparedQuery(RECONCILABLE).execute(Tuple.of(UtcTime.micros(minAge), batch))
                 .flatMap(found -> {
                     List<Object> ids = new ArrayList<>();
                     found.forEach(row -> ids.add(row.getLong("id")));
@@ -163,9 +163,9 @@ public class PaymentRepository {
                         return Uni.createFrom().item(List.<Claimed>of());
                     }
                     String marks = String.join(", ", Collections.nCopies(ids.size(), "?"));
-                    List<Object> claimArgs = new ArrayList<>(List.of(micros(claimLease), claim));
+                    List<Object> claimArgs = new ArrayList<>(List.of(UtcTime.micros(claimLease), claim));
                     claimArgs.addAll(ids);
-                    List<Object> claimedArgs = new ArrayList<>(List.of(micros(giveUpAfter)));
+                    List<Object> claimedArgs = new ArrayList<>(List.of(UtcTime.micros(giveUpAfter)));
                     claimedArgs.addAll(ids);
                     claimedArgs.add(claim);
                     return pool.preparedQuery(CLAIM_FOR_RECONCILE.formatted(marks)).execute(Tuple.from(claimArgs))
@@ -182,12 +182,8 @@ public class PaymentRepository {
 
     /** The channel still cannot tell: looked at again after {@code backoff}. */
     public Uni<Boolean> postpone(long id, String claim, Duration backoff) {
-        return pool.preparedQuery(POSTPONE).execute(Tuple.of(micros(backoff), id, claim))
+        return pool.preparedQuery(POSTPONE).execute(Tuple.of(UtcTime.micros(backoff), id, claim))
                 .map(rows -> rows.rowCount() == 1);
-    }
-
-    private static long micros(Duration duration) {
-        return duration.toNanos() / 1_000;
     }
 
     /** Removes a PROCESSING record whose charge the channel refused before accepting it. */

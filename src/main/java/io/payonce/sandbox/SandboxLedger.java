@@ -1,9 +1,12 @@
 package io.payonce.sandbox;
 
+import java.time.Duration;
+
 import jakarta.enterprise.context.ApplicationScoped;
 
 import io.payonce.mysql.Database;
 import io.payonce.mysql.MysqlErrors;
+import io.payonce.mysql.UtcTime;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -82,7 +85,7 @@ public class SandboxLedger {
             String status, String txnId, long latencyMs) {
         return db.bounded(pool.preparedQuery(INSERT)
                 .execute(Tuple.from(new Object[] { merchantId, requestNo, orderNo, amount, currency, status, txnId,
-                        latencyMs * 1000 })))
+                        UtcTime.micros(Duration.ofMillis(latencyMs)) })))
                 .replaceWith(true)
                 .onFailure(MysqlErrors::isDuplicateKey).recoverWithItem(false);
     }
