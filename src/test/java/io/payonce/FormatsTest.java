@@ -15,7 +15,7 @@ import io.payonce.api.Identifiers;
 import io.payonce.idempotency.TokenFormat;
 
 /**
- * The hand-written format checks ({@link Ascii}) accept exactly what the regular expressions they
+ * The hand-written format checks ({@link Identifiers#valid}, {@link TokenFormat}) accept exactly what the regular expressions they
  * replace accept: edge cases, then random strings near each format.
  */
 class FormatsTest {

@@ -1,7 +1,5 @@
 package io.payonce.api;
 
-import io.payonce.Ascii;
-
 /** The identifier format of merchant ids, order numbers and request numbers. */
 public final class Identifiers {
 
@@ -13,7 +11,18 @@ public final class Identifiers {
     }
 
     public static boolean valid(String value) {
-        return value != null && !value.isEmpty() && value.length() <= MAX_LENGTH && Ascii.isUrlSafe(value, 0);
+        return value != null && !value.isEmpty() && value.length() <= MAX_LENGTH && urlSafe(value);
+    }
+
+    /** Every character in {@code [A-Za-z0-9_-]}, checked without a regular expression on every request. */
+    private static boolean urlSafe(String value) {
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-')) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The value, or a 400 naming the field when it breaks the format. */

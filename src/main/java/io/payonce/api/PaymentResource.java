@@ -9,7 +9,7 @@ import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 
 import io.payonce.api.ApiModels.PaymentView;
-import io.payonce.mysql.Database;
+import io.payonce.database.Database;
 import io.payonce.payment.PaymentNotFoundException;
 import io.payonce.payment.PaymentRepository;
 import io.smallrye.mutiny.Uni;

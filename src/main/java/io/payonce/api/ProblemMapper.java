@@ -7,19 +7,18 @@ import java.util.concurrent.TimeoutException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
 
-import org.jboss.logging.Logger;
-import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
-
-import io.vertx.mysqlclient.MySQLException;
+import io.payonce.database.Database;
 import io.payonce.idempotency.IdempotencyKeyMissingException;
 import io.payonce.idempotency.IdempotencyKeyReusedException;
 import io.payonce.idempotency.InvalidIdempotencyTokenException;
 import io.payonce.idempotency.RequestInProgressException;
-import io.payonce.mysql.Database;
 import io.payonce.order.OrderConflictException;
 import io.payonce.order.OrderNotFoundException;
 import io.payonce.payment.PaymentNotFoundException;
 import io.payonce.payment.TemporarilyUnavailableException;
+import io.vertx.mysqlclient.MySQLException;
+import org.jboss.logging.Logger;
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
 /** The one place where a refusal becomes an HTTP status and a {@code code}. */
 public class ProblemMapper {

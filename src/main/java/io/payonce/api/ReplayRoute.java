@@ -7,15 +7,12 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.ws.rs.core.MediaType;
 
-import org.eclipse.microprofile.config.inject.ConfigProperty;
-
 import com.fasterxml.jackson.databind.ObjectMapper;
-
 import io.payonce.PayOnceConfig;
 import io.payonce.api.ApiModels.PayRequest;
-import io.payonce.idempotency.RedisFastPath;
 import io.payonce.payment.PayCommand;
 import io.payonce.payment.PayService;
+import io.payonce.redis.RedisFastPath;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.quarkus.vertx.http.runtime.RouteConstants;
 import io.vertx.core.buffer.Buffer;
@@ -25,6 +22,7 @@ import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
  * Replays of {@code POST /pay} at Redis speed: ahead of the REST layer, a copy of a finished request

@@ -8,8 +8,11 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.payonce.mysql.Database;
-import io.payonce.mysql.UtcTime;
+import io.payonce.database.Database;
+import io.payonce.database.UtcTime;
+import io.payonce.redis.CachedResult;
+import io.payonce.redis.RedisFastPath;
+import io.payonce.redis.WakeUps;
 import io.smallrye.mutiny.Uni;
 
 /**

@@ -2,7 +2,7 @@ package io.payonce.idempotency;
 
 import java.time.Instant;
 
-import io.payonce.mysql.UtcTime;
+import io.payonce.database.UtcTime;
 import io.vertx.mutiny.sqlclient.Row;
 
 /** A token row as stored. */

@@ -6,8 +6,6 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.Base64;
 
-import io.payonce.Ascii;
-
 /**
  * What issued tokens and client-generated keys look like. An issued token is {@code tok_} and the
  * URL-safe base64 of 128 random bits, its expiry (epoch milliseconds) and a 120-bit MAC over both and
@@ -55,7 +53,7 @@ public final class TokenFormat {
     }
 
     public static boolean isIssued(String value) {
-        return value.length() == ISSUED_LENGTH && value.startsWith(PREFIX) && Ascii.isUrlSafe(value, PREFIX.length());
+        return value.length() == ISSUED_LENGTH && value.startsWith(PREFIX) && base64Url(value, PREFIX.length());
     }
 
     /**
@@ -64,7 +62,29 @@ public final class TokenFormat {
      * and two keys in Redis; refused, a key means the same thing in both.
      */
     public static boolean isClientKey(String value) {
-        return value.length() >= CLIENT_KEY_MIN && value.length() <= CLIENT_KEY_MAX && Ascii.isPrintable(value)
+        return value.length() >= CLIENT_KEY_MIN && value.length() <= CLIENT_KEY_MAX && printable(value)
                 && value.charAt(value.length() - 1) != ' ';
+    }
+
+    /** Whether every character from index {@code from} is in the base64url alphabet {@code [A-Za-z0-9_-]}. */
+    private static boolean base64Url(String value, int from) {
+        for (int i = from; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-')) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Whether every character is printable ASCII, {@code [\x20-\x7E]}. */
+    private static boolean printable(String value) {
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c < 0x20 || c > 0x7E) {
+                return false;
+            }
+        }
+        return true;
     }
 }

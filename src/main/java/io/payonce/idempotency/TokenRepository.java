@@ -8,7 +8,7 @@ import java.util.List;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
-import io.payonce.mysql.UtcTime;
+import io.payonce.database.UtcTime;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.SqlClient;

@@ -6,8 +6,8 @@ import java.time.Instant;
 import jakarta.inject.Singleton;
 
 import io.payonce.PayOnceConfig;
-import io.payonce.mysql.MysqlErrors;
-import io.payonce.mysql.UtcTime;
+import io.payonce.database.MysqlErrors;
+import io.payonce.database.UtcTime;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.SqlClient;
 

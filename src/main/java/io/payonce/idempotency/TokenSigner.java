@@ -8,19 +8,17 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.concurrent.atomic.AtomicReference;
-
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Singleton;
 
-import org.jboss.logging.Logger;
-
 import io.payonce.PayOnceConfig;
-import io.payonce.mysql.Database;
+import io.payonce.database.Database;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.Uni;
+import org.jboss.logging.Logger;
 
 /**
  * Signs and checks issued tokens: HMAC-SHA256 over the merchant, the random part and the expiry. A

@@ -2,7 +2,7 @@ package io.payonce.order;
 
 import java.time.Instant;
 
-import io.payonce.mysql.UtcTime;
+import io.payonce.database.UtcTime;
 import io.vertx.mutiny.sqlclient.Row;
 
 /** One merchant order, as stored. */

@@ -4,12 +4,12 @@ import java.time.Instant;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
-import io.payonce.mysql.UtcTime;
+import io.payonce.database.UtcTime;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.SqlClient;
-import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.Tuple;
 
 /** SQL for orders. Every state change names the status and version it expects. */

@@ -2,9 +2,9 @@ package io.payonce.order;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
-import io.payonce.mysql.Database;
-import io.payonce.mysql.MysqlErrors;
-import io.payonce.mysql.UtcTime;
+import io.payonce.database.Database;
+import io.payonce.database.MysqlErrors;
+import io.payonce.database.UtcTime;
 import io.smallrye.mutiny.Uni;
 
 /** Creating and reading orders. Payment moves them; see the payment package. */

@@ -5,22 +5,22 @@ import java.time.Instant;
 
 import jakarta.inject.Singleton;
 
-import io.payonce.idempotency.CachedResult;
+import io.payonce.database.Database;
+import io.payonce.database.UtcTime;
 import io.payonce.idempotency.Claim;
-import io.payonce.idempotency.DuplicateWaiter;
 import io.payonce.idempotency.DuplicateWaiter.Waited;
+import io.payonce.idempotency.DuplicateWaiter;
 import io.payonce.idempotency.IdempotencyKeyReusedException;
 import io.payonce.idempotency.InvalidIdempotencyTokenException;
-import io.payonce.idempotency.RedisFastPath;
 import io.payonce.idempotency.RequestInProgressException;
 import io.payonce.idempotency.StoredResponse;
 import io.payonce.idempotency.TokenFormat;
 import io.payonce.idempotency.TokenService;
 import io.payonce.idempotency.TokenTakenException;
 import io.payonce.idempotency.TokenUse;
-import io.payonce.mysql.Database;
-import io.payonce.mysql.UtcTime;
 import io.payonce.payment.PayMetrics.Layer;
+import io.payonce.redis.CachedResult;
+import io.payonce.redis.RedisFastPath;
 import io.smallrye.mutiny.Uni;
 
 /**

@@ -5,18 +5,16 @@ import java.util.Objects;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
-import org.jboss.logging.Logger;
-
 import io.payonce.PayOnceConfig;
 import io.payonce.channel.ChargeResult;
 import io.payonce.channel.PaymentChannel;
+import io.payonce.database.Database;
+import io.payonce.database.MysqlErrors;
+import io.payonce.database.UtcTime;
 import io.payonce.idempotency.StoredResponse;
 import io.payonce.idempotency.TokenService;
 import io.payonce.idempotency.TokenTakenException;
 import io.payonce.idempotency.TokenUse;
-import io.payonce.mysql.Database;
-import io.payonce.mysql.MysqlErrors;
-import io.payonce.mysql.UtcTime;
 import io.payonce.order.Order;
 import io.payonce.order.OrderRepository;
 import io.payonce.order.OrderStatus;
@@ -24,6 +22,7 @@ import io.payonce.payment.PayMetrics.Layer;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.SqlClient;
+import org.jboss.logging.Logger;
 
 /**
  * A payment's phases, each returning the next {@link Step}: open (the token's claim, layer 2's record

@@ -8,8 +8,8 @@ import java.util.List;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import io.payonce.database.UtcTime;
 import io.payonce.idempotency.StoredResponse;
-import io.payonce.mysql.UtcTime;
 import io.payonce.order.Order;
 import io.payonce.order.OrderStatus;
 import io.smallrye.mutiny.Uni;

@@ -2,20 +2,19 @@ package io.payonce.payment;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
-import org.jboss.logging.Logger;
-
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.channel.ChargeResult;
+import io.payonce.database.Database;
+import io.payonce.database.MysqlErrors;
+import io.payonce.database.UtcTime;
 import io.payonce.idempotency.StoredResponse;
 import io.payonce.idempotency.TokenRepository;
-import io.payonce.mysql.Database;
-import io.payonce.mysql.MysqlErrors;
-import io.payonce.mysql.UtcTime;
 import io.payonce.order.Order;
 import io.payonce.order.OrderRepository;
 import io.payonce.order.OrderStatus;
 import io.smallrye.mutiny.Uni;
+import org.jboss.logging.Logger;
 
 /**
  * The one way a PROCESSING payment is settled, by its owner and by reconciliation alike: on the channel's

@@ -7,21 +7,20 @@ import java.util.UUID;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
-import org.jboss.logging.Logger;
-
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
 import io.payonce.channel.ChargeResult;
 import io.payonce.channel.PaymentChannel;
-import io.payonce.idempotency.RedisFastPath;
+import io.payonce.database.Database;
+import io.payonce.database.UtcTime;
 import io.payonce.idempotency.TokenRepository;
-import io.payonce.mysql.Database;
-import io.payonce.mysql.UtcTime;
 import io.payonce.payment.Payment;
-import io.payonce.payment.Settlement;
 import io.payonce.payment.PaymentRepository;
+import io.payonce.payment.Settlement;
+import io.payonce.redis.RedisFastPath;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
+import org.jboss.logging.Logger;
 
 /**
  * The recovery jobs, safe to run on every instance at once: completes payments left PROCESSING by a

@@ -4,9 +4,9 @@ import java.time.Duration;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
-import io.payonce.mysql.Database;
-import io.payonce.mysql.MysqlErrors;
-import io.payonce.mysql.UtcTime;
+import io.payonce.database.Database;
+import io.payonce.database.MysqlErrors;
+import io.payonce.database.UtcTime;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;

@@ -18,8 +18,8 @@ import java.util.concurrent.TimeUnit;
 import io.payonce.AppProcess;
 import io.payonce.TcpProxy;
 import io.payonce.gateway.Gateway;
-import io.payonce.idempotency.ThrowawayRedis;
 import io.payonce.recovery.PayClient;
+import io.payonce.redis.ThrowawayRedis;
 
 /**
  * The system under chaos, all on loopback: two or more packaged instances, each pair behind its own nginx

@@ -1,4 +1,4 @@
-package io.payonce.idempotency;
+package io.payonce.redis;
 
 import jakarta.enterprise.context.ApplicationScoped;
 

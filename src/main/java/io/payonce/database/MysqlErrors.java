@@ -1,4 +1,4 @@
-package io.payonce.mysql;
+package io.payonce.database;
 
 import io.vertx.mysqlclient.MySQLException;
 

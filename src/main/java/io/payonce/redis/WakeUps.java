@@ -1,4 +1,4 @@
-package io.payonce.idempotency;
+package io.payonce.redis;
 
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -8,8 +8,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 
-import org.jboss.logging.Logger;
-
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
 import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
@@ -18,6 +16,7 @@ import io.vertx.mutiny.redis.client.Redis;
 import io.vertx.mutiny.redis.client.RedisConnection;
 import io.vertx.mutiny.redis.client.Request;
 import io.vertx.mutiny.redis.client.Response;
+import org.jboss.logging.Logger;
 
 /**
  * One Redis subscription per instance ({@code PSUBSCRIBE po:*:done}) that wakes every local waiter of

@@ -1,4 +1,4 @@
-package io.payonce.idempotency;
+package io.payonce.redis;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

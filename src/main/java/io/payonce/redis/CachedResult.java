@@ -1,4 +1,7 @@
-package io.payonce.idempotency;
+package io.payonce.redis;
+
+import io.payonce.idempotency.IdempotencyKeyReusedException;
+import io.payonce.idempotency.StoredResponse;
 
 /**
  * A token's final answer as cached in Redis and published to waiters: a copy of what MySQL stored,

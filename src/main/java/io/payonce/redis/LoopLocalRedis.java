@@ -1,12 +1,10 @@
-package io.payonce.idempotency;
+package io.payonce.redis;
 
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
-
-import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 import io.netty.channel.EventLoop;
 import io.quarkus.redis.datasource.ReactiveRedisDataSource;
@@ -19,6 +17,7 @@ import io.vertx.mutiny.redis.client.Redis;
 import io.vertx.mutiny.redis.client.Request;
 import io.vertx.mutiny.redis.client.Response;
 import io.vertx.redis.client.RedisOptions;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
  * A Redis client per event loop, whose pooled connections live on that loop: a call made on it is

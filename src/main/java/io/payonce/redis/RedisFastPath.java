@@ -1,4 +1,4 @@
-package io.payonce.idempotency;
+package io.payonce.redis;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -6,14 +6,14 @@ import java.util.function.Supplier;
 
 import jakarta.inject.Singleton;
 
-import org.jboss.logging.Logger;
-
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
+import io.payonce.idempotency.StoredResponse;
 import io.quarkus.redis.datasource.ReactiveRedisDataSource;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.redis.client.Command;
+import org.jboss.logging.Logger;
 
 /**
  * The Redis fast path: cached final answers, a short ownership key per token, and wake-ups for

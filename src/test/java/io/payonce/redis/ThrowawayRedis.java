@@ -1,4 +1,4 @@
-package io.payonce.idempotency;
+package io.payonce.redis;
 
 import java.io.BufferedReader;
 import java.io.File;

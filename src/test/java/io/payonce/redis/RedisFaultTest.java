@@ -1,4 +1,4 @@
-package io.payonce.idempotency;
+package io.payonce.redis;
 
 import static io.payonce.Fixtures.MERCHANT;
 import static io.payonce.Fixtures.id;
@@ -35,11 +35,6 @@ import java.util.stream.IntStream;
 
 import jakarta.inject.Inject;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.function.Executable;
-
 import io.payonce.Concurrently;
 import io.payonce.Fixtures.Answer;
 import io.payonce.Operations.Readiness;
@@ -47,6 +42,10 @@ import io.payonce.TestDatabase;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
 
 /**
  * Redis is an optimisation: cut, flushed, slow or partitioned in the middle of a storm of duplicates, it

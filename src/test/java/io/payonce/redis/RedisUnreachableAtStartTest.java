@@ -1,4 +1,4 @@
-package io.payonce.idempotency;
+package io.payonce.redis;
 
 import static io.payonce.Fixtures.MERCHANT;
 import static io.payonce.Fixtures.id;
@@ -16,15 +16,14 @@ import java.time.Duration;
 
 import jakarta.inject.Inject;
 
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-
 import io.payonce.Fixtures.Answer;
 import io.payonce.Operations.Readiness;
 import io.payonce.RedisUnreachable;
 import io.payonce.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 
 /** A service whose Redis is unreachable from the start keeps taking traffic and says so in readiness. */
 @QuarkusTest

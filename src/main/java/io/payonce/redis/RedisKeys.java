@@ -1,4 +1,4 @@
-package io.payonce.idempotency;
+package io.payonce.redis;
 
 /**
  * The Redis names of one token. All share the hash tag {@code {merchant:token}}, so a Redis Cluster

@@ -1,4 +1,4 @@
-package io.payonce.mysql;
+package io.payonce.database;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
