@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.payonce.PayOnceConfig;
 import io.payonce.api.ApiModels.PayRequest;
 import io.payonce.payment.PayCommand;
+import io.payonce.payment.PayReply;
 import io.payonce.payment.PayService;
 import io.payonce.redis.RedisFastPath;
 import io.quarkus.runtime.configuration.MemorySize;
@@ -90,12 +91,13 @@ public class ReplayRoute {
             ctx.next();
             return;
         }
-        pay.replayCached(cmd).subscribe().with(reply -> {
-            if (reply == null) {
+        pay.replayCached(cmd).subscribe().with(cached -> {
+            if (cached.isEmpty()) {
                 ctx.put(CACHE_MISSED, Boolean.TRUE);
                 ctx.next();
                 return;
             }
+            PayReply reply = cached.get();
             ctx.response().setStatusCode(reply.response().status())
                     .putHeader(HttpHeaders.CONTENT_TYPE, PayResource.mediaType(reply.response().status()))
                     .putHeader(PayResource.REPLAYED, "true")

@@ -2,6 +2,7 @@ package io.payonce.idempotency;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -46,24 +47,18 @@ public class DuplicateWaiter {
         this.db = db;
     }
 
-    /** How a wait ended. */
-    public sealed interface Waited {
-        /** The first execution's final answer, and where it was read: redis, pubsub or mysql. */
-        record Finished(StoredResponse response, String source) implements Waited {
-        }
-
-        /** The owner released the token (transient failure): the waiter may execute it itself. */
-        record Released() implements Waited {
-        }
-
-        /** Still in progress at the deadline; {@code interim} is the owner's 202 when it gave one. */
-        record StillRunning(StoredResponse interim) implements Waited {
-        }
+    /**
+     * How a wait ended: what the token's row (or its cached copy) held when the waiter last looked, and
+     * where that was read (redis, pubsub or mysql). {@link TokenFinding.Running} means the deadline came
+     * first; {@link TokenFinding.Vacant} that the owner released the token, so the waiter may claim it.
+     */
+    public record Waited(TokenFinding finding, String source) {
     }
 
     /**
      * Waits for the token's first execution. Fails with {@link IdempotencyKeyReusedException} when the
-     * token turns out to be bound to another fingerprint.
+     * token turns out to be bound to another fingerprint, {@link InvalidIdempotencyTokenException} once it
+     * has expired.
      */
     public Uni<Waited> await(String merchantId, String token, String fingerprint, Instant deadline) {
         Timer.Sample sample = Timer.start(meters);
@@ -72,16 +67,16 @@ public class DuplicateWaiter {
                 // a database that stops answering without closing the connection holds a look for up to the
                 // database timeout: the wait still ends by its deadline, as one still running
                 .ifNoItem().after(bound.isNegative() ? PAST_DEADLINE : bound)
-                .recoverWithItem(() -> new Waited.StillRunning(null))
+                .recoverWithItem(() -> new Waited(new TokenFinding.Running(null), "deadline"))
                 .onItemOrFailure().invoke((waited, failure) -> sample.stop(meters.timer("payonce.idempotency.wait",
-                        "outcome", waited == null ? "failed" : waited.getClass().getSimpleName().toLowerCase())));
+                        "outcome", outcome(waited))));
     }
 
     private Uni<Waited> round(String merchantId, String token, String fingerprint, Instant deadline, Duration delay) {
-        CompletableFuture<CachedResult> wake = wakeUps.register(merchantId, token);
-        return look(merchantId, token, fingerprint, deadline)
+        CompletableFuture<Optional<CachedResult>> wake = wakeUps.register(merchantId, token);
+        return look(merchantId, token, fingerprint)
                 .flatMap(found -> {
-                    if (found != null) {
+                    if (!(found.finding() instanceof TokenFinding.Running) || !waitOn(deadline)) {
                         return Uni.createFrom().item(found);
                     }
                     Duration left = Duration.between(UtcTime.now(), deadline);
@@ -90,50 +85,50 @@ public class DuplicateWaiter {
                     Duration next = delay.multipliedBy(2).compareTo(cap) < 0 ? delay.multipliedBy(2) : cap;
                     return Uni.createFrom().completionStage(wake)
                             .ifNoItem().after(sleep.isNegative() || sleep.isZero() ? Duration.ofMillis(1) : sleep)
-                            .recoverWithItem((CachedResult) null)
-                            .flatMap(notice -> {
-                                if (notice != null && notice.isAnswer()) {
-                                    return Uni.createFrom().item(answer(notice, fingerprint, "pubsub"));
-                                }
-                                return round(merchantId, token, fingerprint, deadline, next);
-                            });
+                            .recoverWithItem(Optional.empty())
+                            .flatMap(notice -> notice.isPresent()
+                                    ? Uni.createFrom().item(answer(notice.get(), fingerprint, "pubsub"))
+                                    : round(merchantId, token, fingerprint, deadline, next));
                 })
                 // a waiter leaves cleanly however it ends: answered, timed out, or its client gone
                 .onTermination().invoke(() -> wakeUps.unregister(merchantId, token, wake));
     }
 
-    /** The stored result if there is one, Released or StillRunning when they apply, else null. */
-    private Uni<Waited> look(String merchantId, String token, String fingerprint, Instant deadline) {
+    /** What the token holds now: its cached answer, else what its row means. */
+    private Uni<Waited> look(String merchantId, String token, String fingerprint) {
         return redis.cached(merchantId, token).flatMap(cached -> {
-            if (cached != null && cached.isAnswer()) {
-                return Uni.createFrom().item(answer(cached, fingerprint, "redis"));
+            if (cached.isPresent()) {
+                return Uni.createFrom().item(answer(cached.get(), fingerprint, "redis"));
             }
             return db.bounded(tokens.find(merchantId, token)).flatMap(row -> {
-                if (row == null) {
-                    // no row yet: while a copy holds the ownership key its first transaction is under way
-                    return redis.owned(merchantId, token)
-                            .map(held -> held ? running(deadline, null) : new Waited.Released());
+                TokenFinding finding = TokenFinding.of(row, fingerprint, UtcTime.now());
+                if (row.isEmpty()) {
+                    // no row yet: while a copy holds the Redis claim its first transaction is under way
+                    return redis.owned(merchantId, token).map(held -> new Waited(
+                            held ? new TokenFinding.Running(null) : finding, "mysql"));
                 }
-                if (row.state() == TokenState.AVAILABLE) {
-                    return Uni.createFrom().item(new Waited.Released());
-                }
-                if (row.boundToOtherThan(fingerprint)) {
-                    throw new IdempotencyKeyReusedException();
-                }
-                if (row.state() == TokenState.COMPLETED) {
-                    return Uni.createFrom().item(new Waited.Finished(row.response(), "mysql"));
-                }
-                return Uni.createFrom().item(running(deadline, row.response()));
+                return Uni.createFrom().item(new Waited(finding, "mysql"));
             });
         });
     }
 
-    /** Null (wait on) before the deadline, unless the instance is shutting down. */
-    private Waited running(Instant deadline, StoredResponse interim) {
-        return UtcTime.now().isBefore(deadline) && !wakeUps.draining() ? null : new Waited.StillRunning(interim);
+    /** A copy still running is waited for until the deadline, unless the instance is shutting down. */
+    private boolean waitOn(Instant deadline) {
+        return UtcTime.now().isBefore(deadline) && !wakeUps.draining();
     }
 
     private static Waited answer(CachedResult result, String fingerprint, String source) {
-        return new Waited.Finished(result.responseFor(fingerprint), source);
+        return new Waited(new TokenFinding.Finished(result.responseFor(fingerprint)), source);
+    }
+
+    /** The wait timer's {@code outcome} tag: finished, released, stillrunning or failed. */
+    private static String outcome(Waited waited) {
+        if (waited == null) {
+            return "failed";
+        }
+        if (waited.finding() instanceof TokenFinding.Finished) {
+            return "finished";
+        }
+        return waited.finding() instanceof TokenFinding.Vacant ? "released" : "stillrunning";
     }
 }

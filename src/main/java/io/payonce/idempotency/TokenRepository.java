@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -24,8 +25,8 @@ import io.vertx.mutiny.sqlclient.Tuple;
 public class TokenRepository {
 
     /**
-     * A token's first use: its row is created IN_PROGRESS and bound to the fingerprint at once. The unique
-     * key lets exactly one first use insert it; every other copy fails with a duplicate key.
+     * A token's first claim: its row is created IN_PROGRESS and bound to the fingerprint at once. The unique
+     * key lets exactly one first claim insert it; every other copy fails with a duplicate key.
      */
     private static final String INSERT_CLAIMED = """
             INSERT INTO idempotency_tokens (merchant_id, token, state, fingerprint, request_no, lease_until, expires_at,
@@ -43,7 +44,7 @@ public class TokenRepository {
             WHERE merchant_id = ? AND token = ? AND state = 'AVAILABLE' AND expires_at > ?
               AND (fingerprint IS NULL OR fingerprint = ?)""";
 
-    private static final String FIND = "SELECT " + IdempotencyToken.COLUMNS + " FROM idempotency_tokens WHERE merchant_id = ? AND token = ?";
+    private static final String FIND = "SELECT " + TokenRow.COLUMNS + " FROM idempotency_tokens WHERE merchant_id = ? AND token = ?";
 
     private static final String COMPLETE = """
             UPDATE idempotency_tokens FORCE INDEX (uq_tokens_merchant_token)
@@ -119,10 +120,10 @@ public class TokenRepository {
                 .map(rows -> rows.rowCount() == 1);
     }
 
-    public Uni<IdempotencyToken> find(String merchantId, String token) {
+    public Uni<Optional<TokenRow>> find(String merchantId, String token) {
         return pool.preparedQuery(FIND).execute(Tuple.of(merchantId, token)).map(rows -> {
             var it = rows.iterator();
-            return it.hasNext() ? IdempotencyToken.from(it.next()) : null;
+            return it.hasNext() ? Optional.of(TokenRow.from(it.next())) : Optional.empty();
         });
     }
 

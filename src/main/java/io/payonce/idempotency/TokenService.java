@@ -2,6 +2,7 @@ package io.payonce.idempotency;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 
 import jakarta.inject.Singleton;
 
@@ -13,7 +14,7 @@ import io.vertx.mutiny.sqlclient.SqlClient;
 
 /**
  * Layer 1. Issuing a token writes nothing (it is signed, see {@link TokenSigner}); its row is created
- * by its first use, inside the transaction that also inserts the payment record, so a payment costs no
+ * by its first claim, inside the transaction that also inserts the payment record, so a payment costs no
  * commit of its own for the token. The row's unique key and conditional updates decide who owns it.
  */
 @Singleton
@@ -44,7 +45,7 @@ public class TokenService {
     /**
      * When the token expires, if the merchant may use it; fails with {@link InvalidIdempotencyTokenException}
      * for a value that is not this merchant's unexpired token, before anything is looked up. A client key
-     * (when enabled) lives {@code payonce.token.ttl} from its first use.
+     * (when enabled) lives {@code payonce.token.ttl} from its first claim.
      */
     public Uni<Instant> check(String merchantId, String token) {
         Instant now = UtcTime.now();
@@ -66,15 +67,15 @@ public class TokenService {
      * Claims the token inside the caller's transaction; fails with {@link TokenTakenException} when
      * another copy has it (or had it), so that the transaction rolls back having done nothing.
      */
-    public Uni<Void> claimIn(SqlClient tx, String merchantId, TokenUse use) {
+    public Uni<Void> claimIn(SqlClient tx, String merchantId, TokenClaim claim) {
         Instant now = UtcTime.now();
         Duration lease = config.idempotency().lease();
-        if (use.firstUse()) {
-            return tokens.insertClaimed(tx, merchantId, use.token(), use.fingerprint(), use.requestNo(), lease,
-                    use.expiresAt(), now)
+        if (claim.firstClaim()) {
+            return tokens.insertClaimed(tx, merchantId, claim.token(), claim.fingerprint(), claim.requestNo(), lease,
+                    claim.expiresAt(), now)
                     .onFailure(MysqlErrors::isDuplicateKey).transform(dup -> new TokenTakenException());
         }
-        return tokens.claim(tx, merchantId, use.token(), use.fingerprint(), use.requestNo(), lease, now)
+        return tokens.claim(tx, merchantId, claim.token(), claim.fingerprint(), claim.requestNo(), lease, now)
                 .map(owned -> {
                     if (!owned) {
                         throw new TokenTakenException();
@@ -84,31 +85,16 @@ public class TokenService {
     }
 
     /**
-     * What a copy that could not claim the token finds in its row. Fails with
-     * {@link InvalidIdempotencyTokenException} (expired) or {@link IdempotencyKeyReusedException}.
+     * What the token's row means to a request with {@code fingerprint} (see {@link TokenFinding#of}).
+     * Fails with {@link InvalidIdempotencyTokenException} (expired) or {@link IdempotencyKeyReusedException}.
      */
-    public Uni<Claim> inspect(String merchantId, TokenUse use) {
-        return tokens.find(merchantId, use.token()).map(row -> {
-            if (row == null) {
-                return new Claim.Vacant();
-            }
-            if (row.expiredAt(UtcTime.now())) {
-                throw new InvalidIdempotencyTokenException();
-            }
-            if (row.boundToOtherThan(use.fingerprint())) {
-                throw new IdempotencyKeyReusedException();
-            }
-            return switch (row.state()) {
-                case COMPLETED -> new Claim.Finished(row.response());
-                case IN_PROGRESS -> new Claim.Running();
-                case AVAILABLE -> new Claim.Vacant();
-            };
-        });
+    public Uni<TokenFinding> find(String merchantId, String token, String fingerprint) {
+        return tokens.find(merchantId, token).map(row -> TokenFinding.of(row, fingerprint, UtcTime.now()));
     }
 
-    /** When the token's row says it expires, or null when it has none. */
-    public Uni<Instant> storedExpiry(String merchantId, String token) {
-        return tokens.find(merchantId, token).map(row -> row == null ? null : row.expiresAt());
+    /** When the token's row says it expires; empty when it has no row. */
+    public Uni<Optional<Instant>> storedExpiry(String merchantId, String token) {
+        return tokens.find(merchantId, token).map(row -> row.map(TokenRow::expiresAt));
     }
 
     public Uni<Boolean> complete(SqlClient tx, String merchantId, String token, StoredResponse response) {

@@ -1,7 +1,7 @@
 package io.payonce.idempotency;
 
 /**
- * Thrown inside a first use's transaction when the token's row exists already, or is not claimable:
+ * Thrown inside a claim's transaction when the token's row exists already, or is not claimable:
  * the transaction rolls back untouched and the copy looks at what the row holds ({@link Claim}).
  */
 public class TokenTakenException extends RuntimeException {

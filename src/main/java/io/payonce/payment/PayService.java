@@ -2,22 +2,22 @@ package io.payonce.payment;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 
 import jakarta.inject.Singleton;
 
 import io.payonce.database.Database;
 import io.payonce.database.UtcTime;
-import io.payonce.idempotency.Claim;
-import io.payonce.idempotency.DuplicateWaiter.Waited;
 import io.payonce.idempotency.DuplicateWaiter;
 import io.payonce.idempotency.IdempotencyKeyReusedException;
 import io.payonce.idempotency.InvalidIdempotencyTokenException;
 import io.payonce.idempotency.RequestInProgressException;
 import io.payonce.idempotency.StoredResponse;
 import io.payonce.idempotency.TokenFormat;
+import io.payonce.idempotency.TokenFinding;
 import io.payonce.idempotency.TokenService;
 import io.payonce.idempotency.TokenTakenException;
-import io.payonce.idempotency.TokenUse;
+import io.payonce.idempotency.TokenClaim;
 import io.payonce.payment.PayMetrics.Layer;
 import io.payonce.redis.CachedResult;
 import io.payonce.redis.RedisFastPath;
@@ -53,16 +53,16 @@ public class PayService {
     }
 
     /**
-     * The answer Redis caches for this very request (same token, same fingerprint), or null when it holds
-     * none; never executes anything. Fails as {@link #pay} would for an invalid token or another
+     * The answer Redis caches for this very request (same token, same fingerprint); empty when it holds
+     * none. Never executes anything. Fails as {@link #pay} would for an invalid token or another
      * request's fingerprint.
      */
-    public Uni<PayReply> replayCached(PayCommand cmd) {
+    public Uni<Optional<PayReply>> replayCached(PayCommand cmd) {
         String fingerprint = cmd.fingerprint();
         return tokens.check(cmd.merchantId(), cmd.token())
                 .flatMap(expiresAt -> redis.cached(cmd.merchantId(), cmd.token()))
-                .flatMap(cached -> cached != null && cached.isAnswer() ? fromCache(cached, fingerprint)
-                        : Uni.createFrom().nullItem());
+                .flatMap(cached -> cached.isPresent() ? fromCache(cached.get(), fingerprint).map(Optional::of)
+                        : Uni.createFrom().item(Optional.<PayReply>empty()));
     }
 
     /** Pays once per token; a duplicate waits up to {@code waitBound} for the first execution's answer. */
@@ -78,18 +78,18 @@ public class PayService {
         String fingerprint = cmd.fingerprint();
         Instant deadline = UtcTime.now().plus(waitBound);
         return tokens.check(cmd.merchantId(), cmd.token())
-                .flatMap(expiresAt -> (cacheMissed ? Uni.createFrom().<CachedResult>nullItem()
+                .flatMap(expiresAt -> (cacheMissed ? Uni.createFrom().item(Optional.<CachedResult>empty())
                         : redis.cached(cmd.merchantId(), cmd.token())).flatMap(cached -> {
-                    if (cached != null && cached.isAnswer()) {
-                        return fromCache(cached, fingerprint);
+                    if (cached.isPresent()) {
+                        return fromCache(cached.get(), fingerprint);
                     }
-                    TokenUse use = new TokenUse(cmd.token(), fingerprint, cmd.requestNo(), expiresAt, true);
+                    TokenClaim claim = new TokenClaim(cmd.token(), fingerprint, cmd.requestNo(), expiresAt, true);
                     return redis.acquire(cmd.merchantId(), cmd.token()).flatMap(mayClaim -> {
                         if (!mayClaim) {
                             metrics.stopped(Layer.REDIS);
-                            return awaitFirst(cmd, use, deadline, CLAIM_TRIES);
+                            return awaitFirst(cmd, claim, deadline, CLAIM_TRIES);
                         }
-                        return own(cmd, use, deadline, CLAIM_TRIES);
+                        return own(cmd, claim, deadline, CLAIM_TRIES);
                     });
                 }));
     }
@@ -102,38 +102,38 @@ public class PayService {
      * and replays another's answer only gives ownership up), and on failure ownership is given up so that
      * they look again.
      */
-    private Uni<PayReply> own(PayCommand cmd, TokenUse use, Instant deadline, int triesLeft) {
-        Uni<PayReply> owned = attempt(cmd, use, deadline, triesLeft)
-                .call(reply -> reply.replayed() ? redis.disown(cmd.merchantId(), cmd.token()) : handOver(cmd, use, reply))
+    private Uni<PayReply> own(PayCommand cmd, TokenClaim claim, Instant deadline, int triesLeft) {
+        Uni<PayReply> owned = attempt(cmd, claim, deadline, triesLeft)
+                .call(reply -> reply.replayed() ? redis.disown(cmd.merchantId(), cmd.token()) : handOver(cmd, claim, reply))
                 .onFailure().call(e -> redis.released(cmd.merchantId(), cmd.token()));
         return Uni.createFrom().completionStage(owned.subscribeAsCompletionStage().thenApply(reply -> reply));
     }
 
     /** A final answer is cached and published to every waiter; an interim one only gives up ownership. */
-    private Uni<Void> handOver(PayCommand cmd, TokenUse use, PayReply reply) {
+    private Uni<Void> handOver(PayCommand cmd, TokenClaim claim, PayReply reply) {
         if (!redis.available()) {
             return Uni.createFrom().voidItem();
         }
         if (reply.response().status() == 202) {
             return redis.disown(cmd.merchantId(), cmd.token());
         }
-        return cacheUntil(cmd, use).flatMap(expiresAt -> redis.finished(cmd.merchantId(), cmd.token(),
-                use.fingerprint(), reply.response(), expiresAt));
+        return cacheUntil(cmd, claim).flatMap(expiresAt -> redis.finished(cmd.merchantId(), cmd.token(),
+                claim.fingerprint(), reply.response(), expiresAt));
     }
 
     /**
      * How long the answer may be cached: no longer than the token's row lives, so the copy never outlives
      * what it copies. An issued token carries its expiry, which its row repeats; a client key's row got its
-     * expiry at first use, which a later request (a retry after a release) cannot derive from its own
+     * expiry at its first claim, which a later request (a retry after a release) cannot derive from its own
      * clock, so it is read. Unknown, nothing is cached.
      */
-    private Uni<Instant> cacheUntil(PayCommand cmd, TokenUse use) {
+    private Uni<Instant> cacheUntil(PayCommand cmd, TokenClaim claim) {
         if (TokenFormat.isIssued(cmd.token())) {
-            return Uni.createFrom().item(use.expiresAt());
+            return Uni.createFrom().item(claim.expiresAt());
         }
         return db.bounded(tokens.storedExpiry(cmd.merchantId(), cmd.token()))
-                .onFailure().recoverWithNull()
-                .map(expiresAt -> expiresAt != null ? expiresAt : UtcTime.now());
+                .onFailure().recoverWithItem(Optional.empty())
+                .map(expiresAt -> expiresAt.orElseGet(UtcTime::now));
     }
 
     /** Called inside a stage: a fingerprint mismatch thrown here fails the stage. */
@@ -148,41 +148,42 @@ public class PayService {
      * otherwise replays what the token holds or waits for it. A claim can lose a race with a release or a
      * rollback; a few tries settle that, more would hide a bug.
      */
-    private Uni<PayReply> attempt(PayCommand cmd, TokenUse use, Instant deadline, int triesLeft) {
-        return executor.execute(cmd, use)
+    private Uni<PayReply> attempt(PayCommand cmd, TokenClaim claim, Instant deadline, int triesLeft) {
+        return executor.execute(cmd, Optional.of(claim))
                 .map(response -> new PayReply(response, false))
-                .onFailure(TokenTakenException.class).recoverWithUni(taken -> db.bounded(tokens.inspect(cmd.merchantId(), use))
+                .onFailure(TokenTakenException.class).recoverWithUni(taken -> db.bounded(
+                        tokens.find(cmd.merchantId(), cmd.token(), claim.fingerprint()))
                         .onFailure(PayService::isInfrastructure)
                         .transform(e -> new TemporarilyUnavailableException("database unavailable", e))
-                        .flatMap(claim -> {
-                            if (claim instanceof Claim.Vacant) {
+                        .flatMap(finding -> {
+                            if (finding instanceof TokenFinding.Vacant) {
                                 return triesLeft > 0
-                                        ? attempt(cmd, use.again(), deadline, triesLeft - 1)
-                                        : awaitFirst(cmd, use, deadline, 0);
+                                        ? attempt(cmd, claim.onExistingRow(), deadline, triesLeft - 1)
+                                        : awaitFirst(cmd, claim, deadline, 0);
                             }
                             metrics.stopped(Layer.TOKEN);
-                            if (claim instanceof Claim.Finished finished) {
+                            if (finding instanceof TokenFinding.Finished finished) {
                                 return replay(finished.response(), "mysql");
                             }
-                            return awaitFirst(cmd, use, deadline, triesLeft);
+                            return awaitFirst(cmd, claim, deadline, triesLeft);
                         }));
     }
 
-    private Uni<PayReply> awaitFirst(PayCommand cmd, TokenUse use, Instant deadline, int triesLeft) {
-        return waiter.await(cmd.merchantId(), cmd.token(), use.fingerprint(), deadline)
+    private Uni<PayReply> awaitFirst(PayCommand cmd, TokenClaim claim, Instant deadline, int triesLeft) {
+        return waiter.await(cmd.merchantId(), cmd.token(), claim.fingerprint(), deadline)
                 .onFailure(PayService::isInfrastructure)
                 .transform(e -> new TemporarilyUnavailableException("database unavailable", e))
                 .flatMap(waited -> {
-                    if (waited instanceof Waited.Finished finished) {
-                        return replay(finished.response(), finished.source());
+                    if (waited.finding() instanceof TokenFinding.Finished finished) {
+                        return replay(finished.response(), waited.source());
                     }
-                    if (waited instanceof Waited.Released) {
+                    if (waited.finding() instanceof TokenFinding.Vacant) {
                         // the owner gave up before anything irreversible: this copy may execute it, as an owner,
                         // a few times at most, so that copies losing every race to a release cannot go round for ever
-                        return triesLeft > 0 ? own(cmd, use, deadline, triesLeft - 1)
+                        return triesLeft > 0 ? own(cmd, claim, deadline, triesLeft - 1)
                                 : Uni.createFrom().failure(new RequestInProgressException());
                     }
-                    StoredResponse interim = ((Waited.StillRunning) waited).interim();
+                    StoredResponse interim = ((TokenFinding.Running) waited.finding()).interim();
                     if (interim != null) {
                         return replay(interim, "mysql");
                     }

@@ -2,6 +2,7 @@ package io.payonce.payment;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -14,7 +15,7 @@ import io.payonce.database.UtcTime;
 import io.payonce.idempotency.StoredResponse;
 import io.payonce.idempotency.TokenService;
 import io.payonce.idempotency.TokenTakenException;
-import io.payonce.idempotency.TokenUse;
+import io.payonce.idempotency.TokenClaim;
 import io.payonce.order.Order;
 import io.payonce.order.OrderRepository;
 import io.payonce.order.OrderStatus;
@@ -95,7 +96,7 @@ public class PaymentExecutor {
 
     /** A payment attempt without a token (a job, a queue consumer): layers 2 and 3 alone guard it. */
     public Uni<StoredResponse> execute(PayCommand cmd) {
-        return execute(cmd, null);
+        return execute(cmd, Optional.empty());
     }
 
     /**
@@ -105,19 +106,19 @@ public class PaymentExecutor {
      * {@link TemporarilyUnavailableException} (nothing irreversible happened); once a charge was sent every
      * failure becomes the 202 of {@link Step.Processing}, never a retryable error.
      */
-    public Uni<StoredResponse> execute(PayCommand cmd, TokenUse use) {
-        return open(cmd, use).flatMap(step -> proceed(cmd, use, step));
+    public Uni<StoredResponse> execute(PayCommand cmd, Optional<TokenClaim> claim) {
+        return open(cmd, claim).flatMap(step -> proceed(cmd, claim, step));
     }
 
     /** Runs the phases from {@code step} on, until one answers. */
-    private Uni<StoredResponse> proceed(PayCommand cmd, TokenUse use, Step step) {
+    private Uni<StoredResponse> proceed(PayCommand cmd, Optional<TokenClaim> claim, Step step) {
         if (step instanceof Step.Answer answer) {
             return Uni.createFrom().item(answer.response());
         }
-        return phase(cmd, use, step).flatMap(next -> proceed(cmd, use, next));
+        return phase(cmd, claim, step).flatMap(next -> proceed(cmd, claim, next));
     }
 
-    private Uni<Step> phase(PayCommand cmd, TokenUse use, Step step) {
+    private Uni<Step> phase(PayCommand cmd, Optional<TokenClaim> claim, Step step) {
         if (step instanceof Step.Charge charge) {
             return charge(cmd, charge);
         }
@@ -131,7 +132,7 @@ public class PaymentExecutor {
             return processing(cmd);
         }
         if (step instanceof Step.Refused refused) {
-            return answerRefusal(cmd, use, refused.outcome());
+            return answerRefusal(cmd, claim, refused.outcome());
         }
         if (step instanceof Step.LookAgain) {
             return lookAgain(cmd);
@@ -146,9 +147,9 @@ public class PaymentExecutor {
      * The claim and the order's read go out together (with BEGIN, see {@link Database#inTransaction}); the
      * read takes no lock and changes nothing, so it is harmless whatever happens to the claim.
      */
-    private Uni<Step> open(PayCommand cmd, TokenUse use) {
+    private Uni<Step> open(PayCommand cmd, Optional<TokenClaim> claim) {
         return db.inTransaction(tx -> Uni.combine().all()
-                .unis(use == null ? Uni.createFrom().voidItem() : tokens.claimIn(tx, cmd.merchantId(), use),
+                .unis(claim.isEmpty() ? Uni.createFrom().voidItem() : tokens.claimIn(tx, cmd.merchantId(), claim.get()),
                         orders.find(tx, cmd.merchantId(), cmd.orderNo()))
                 .with((claimed, order) -> order)
                 .flatMap(order -> openWith(tx, cmd, order)))
@@ -223,12 +224,12 @@ public class PaymentExecutor {
      * claims the token again and stores the answer with it, in one transaction. Another copy may have
      * claimed the token meanwhile ({@link TokenTakenException}); its answer is then the one.
      */
-    private Uni<Step> answerRefusal(PayCommand cmd, TokenUse use, PayOutcome outcome) {
+    private Uni<Step> answerRefusal(PayCommand cmd, Optional<TokenClaim> claim, PayOutcome outcome) {
         StoredResponse response = renderer.render(outcome);
-        if (use == null) {
+        if (claim.isEmpty()) {
             return Uni.createFrom().item(new Step.Answer(response));
         }
-        return db.inTransaction(tx -> tokens.claimIn(tx, cmd.merchantId(), use)
+        return db.inTransaction(tx -> tokens.claimIn(tx, cmd.merchantId(), claim.get())
                 .flatMap(claimed -> outcome.isFinal()
                         ? storeIn(tx, cmd, response)
                         : tokens.recordInterim(tx, cmd.merchantId(), cmd.token(), response).replaceWithVoid()))

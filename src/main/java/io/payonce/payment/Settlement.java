@@ -15,6 +15,7 @@ import io.payonce.order.OrderRepository;
 import io.payonce.order.OrderStatus;
 import io.smallrye.mutiny.Uni;
 import org.jboss.logging.Logger;
+import io.payonce.idempotency.TokenRow;
 
 /**
  * The one way a PROCESSING payment is settled, by its owner and by reconciliation alike: on the channel's
@@ -110,8 +111,7 @@ public class Settlement {
             return Uni.createFrom().item(implied);
         }
         return db.bounded(tokens.find(payment.merchantId(), payment.token()))
-                .map(token -> token != null && token.response() != null && token.response().status() != 202
-                        ? token.response() : implied);
+                .map(row -> row.flatMap(TokenRow::finalAnswer).orElse(implied));
     }
 
     /** The outcome a settled payment record stands for. */

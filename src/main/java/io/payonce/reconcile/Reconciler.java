@@ -159,10 +159,10 @@ public class Reconciler {
             if (!settled.byThisCall() || payment.token() == null) {
                 return Uni.createFrom().item(true);
             }
-            return db.bounded(tokens.find(payment.merchantId(), payment.token())).flatMap(token -> token == null
+            return db.bounded(tokens.find(payment.merchantId(), payment.token())).flatMap(row -> row.isEmpty()
                     ? Uni.createFrom().voidItem()
-                    : redis.finished(payment.merchantId(), payment.token(), token.fingerprint(), settled.response(),
-                            token.expiresAt()))
+                    : redis.finished(payment.merchantId(), payment.token(), row.get().fingerprint(), settled.response(),
+                            row.get().expiresAt()))
                     .onFailure().recoverWithNull()
                     .replaceWith(true);
         });

@@ -2,6 +2,7 @@ package io.payonce.redis;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 import jakarta.inject.Singleton;
@@ -54,10 +55,10 @@ public class RedisFastPath {
         return config.enabled() && healthy;
     }
 
-    /** The cached final answer of the token, or null (none, or Redis unavailable). */
-    public Uni<CachedResult> cached(String merchantId, String token) {
+    /** The cached final answer of the token; empty when there is none or Redis cannot tell. */
+    public Uni<Optional<CachedResult>> cached(String merchantId, String token) {
         return guarded("get", () -> loopLocal.send(Command.GET, RedisKeys.of(merchantId, token).result())
-                .map(r -> CachedResult.decode(r == null ? null : r.toString())), null);
+                .map(r -> CachedResult.decode(r == null ? null : r.toString())), Optional.empty());
     }
 
     /**
@@ -104,7 +105,7 @@ public class RedisFastPath {
     public Uni<Void> released(String merchantId, String token) {
         RedisKeys keys = RedisKeys.of(merchantId, token);
         return guarded("release", () -> redis.key().del(keys.ownership())
-                .flatMap(v -> redis.pubsub(String.class).publish(keys.channel(), CachedResult.wakeUp().encode()))
+                .flatMap(v -> redis.pubsub(String.class).publish(keys.channel(), CachedResult.WAKE_UP))
                 .replaceWithVoid(), null);
     }
 

@@ -1,6 +1,7 @@
 package io.payonce.redis;
 
 import java.util.Set;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -30,7 +31,7 @@ public class WakeUps {
 
     private final Redis redis;
     private final boolean enabled;
-    private final ConcurrentHashMap<String, Set<CompletableFuture<CachedResult>>> waiters = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Set<CompletableFuture<Optional<CachedResult>>>> waiters = new ConcurrentHashMap<>();
     private final AtomicBoolean connecting = new AtomicBoolean();
     private volatile RedisConnection connection;
     private volatile boolean listening;
@@ -57,18 +58,21 @@ public class WakeUps {
 
     void onShutdown(@Observes ShutdownDelayInitiatedEvent event) {
         draining = true;
-        waiters.values().forEach(set -> set.forEach(w -> w.complete(CachedResult.wakeUp())));
+        waiters.values().forEach(set -> set.forEach(w -> w.complete(Optional.empty())));
     }
 
-    /** A future completed by the next notice published for the token. Unregister it when done. */
-    public CompletableFuture<CachedResult> register(String merchantId, String token) {
-        CompletableFuture<CachedResult> wake = new CompletableFuture<>();
+    /**
+     * A future completed by the next notice published for the token: its answer, or empty for "look
+     * again". Unregister it when done.
+     */
+    public CompletableFuture<Optional<CachedResult>> register(String merchantId, String token) {
+        CompletableFuture<Optional<CachedResult>> wake = new CompletableFuture<>();
         waiters.computeIfAbsent(RedisKeys.of(merchantId, token).channel(), k -> ConcurrentHashMap.newKeySet())
                 .add(wake);
         return wake;
     }
 
-    public void unregister(String merchantId, String token, CompletableFuture<CachedResult> wake) {
+    public void unregister(String merchantId, String token, CompletableFuture<Optional<CachedResult>> wake) {
         waiters.computeIfPresent(RedisKeys.of(merchantId, token).channel(), (k, set) -> {
             set.remove(wake);
             return set.isEmpty() ? null : set;
@@ -101,7 +105,7 @@ public class WakeUps {
                     connecting.set(false);
                     LOG.info("subscribed to duplicate wake-ups");
                     // anything published while we were not listening is found by the waiters' next look
-                    waiters.values().forEach(set -> set.forEach(w -> w.complete(CachedResult.wakeUp())));
+                    waiters.values().forEach(set -> set.forEach(w -> w.complete(Optional.empty())));
                 }, failure -> {
                     connecting.set(false);
                     drop();
@@ -124,13 +128,12 @@ public class WakeUps {
         if (message == null || message.size() < 4 || !"pmessage".equalsIgnoreCase(message.get(0).toString())) {
             return;
         }
-        Set<CompletableFuture<CachedResult>> set = waiters.get(message.get(2).toString());
+        Set<CompletableFuture<Optional<CachedResult>>> set = waiters.get(message.get(2).toString());
         if (set == null) {
             return;
         }
-        CachedResult decoded = CachedResult.decode(message.get(3).toString());
-        CachedResult notice = decoded == null ? CachedResult.wakeUp() : decoded;
-        set.forEach(w -> w.complete(notice));
+        Optional<CachedResult> answer = CachedResult.decode(message.get(3).toString());
+        set.forEach(w -> w.complete(answer));
     }
 
 }

@@ -1,8 +1,9 @@
 package io.payonce.redis;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
 
@@ -13,18 +14,18 @@ class CachedResultTest {
     void answer_readsBackAsWritten_evenWithSeparatorsInItsBody() {
         CachedResult answer = new CachedResult("ab".repeat(32), 402, "{\"detail\":\"a|b\\n|c\"}|\n");
 
-        assertEquals(answer, CachedResult.decode(answer.encode()));
+        assertEquals(Optional.of(answer), CachedResult.decode(answer.encode()));
     }
 
     @Test
-    void notice_readsBackAsANotice() {
-        assertFalse(CachedResult.decode(CachedResult.wakeUp().encode()).isAnswer());
+    void wakeUp_readsAsNoAnswer() {
+        assertTrue(CachedResult.decode(CachedResult.WAKE_UP).isEmpty());
     }
 
     @Test
     void somethingElse_readsAsNothing() {
-        assertNull(CachedResult.decode("{\"fingerprint\":\"x\",\"status\":200,\"body\":\"{}\"}"));
-        assertNull(CachedResult.decode("x|y|z"));
-        assertNull(CachedResult.decode(null));
+        assertTrue(CachedResult.decode("{\"fingerprint\":\"x\",\"status\":200,\"body\":\"{}\"}").isEmpty());
+        assertTrue(CachedResult.decode("x|y|z").isEmpty());
+        assertTrue(CachedResult.decode(null).isEmpty());
     }
 }

@@ -1,15 +1,16 @@
 package io.payonce.idempotency;
 
 import java.time.Instant;
+import java.util.Optional;
 
 import io.payonce.database.UtcTime;
 import io.vertx.mutiny.sqlclient.Row;
 
-/** A token row as stored. */
-public record IdempotencyToken(
+/** A token's row as stored; {@link TokenFinding#of} says what it means. */
+public record TokenRow(
         String merchantId,
         String token,
-        TokenState state,
+        TokenStatus status,
         String fingerprint,
         String requestNo,
         Instant leaseUntil,
@@ -19,12 +20,12 @@ public record IdempotencyToken(
     static final String COLUMNS =
             "merchant_id, token, state, fingerprint, request_no, lease_until, response_status, response_body, expires_at";
 
-    static IdempotencyToken from(Row row) {
+    static TokenRow from(Row row) {
         Integer status = row.getInteger("response_status");
-        return new IdempotencyToken(
+        return new TokenRow(
                 row.getString("merchant_id"),
                 row.getString("token"),
-                TokenState.valueOf(row.getString("state")),
+                TokenStatus.valueOf(row.getString("state")),
                 row.getString("fingerprint"),
                 row.getString("request_no"),
                 UtcTime.fromColumn(row.getLocalDateTime("lease_until")),
@@ -32,12 +33,8 @@ public record IdempotencyToken(
                 UtcTime.fromColumn(row.getLocalDateTime("expires_at")));
     }
 
-    public boolean expiredAt(Instant now) {
-        return !expiresAt.isAfter(now);
-    }
-
-    /** A fingerprint other than the bound one means the key is reused for another request. */
-    public boolean boundToOtherThan(String requestFingerprint) {
-        return fingerprint != null && !fingerprint.equals(requestFingerprint);
+    /** The answer stored as final (the row is COMPLETED); an in-progress row's interim 202 is not one. */
+    public Optional<StoredResponse> finalAnswer() {
+        return status == TokenStatus.COMPLETED ? Optional.of(response) : Optional.empty();
     }
 }
