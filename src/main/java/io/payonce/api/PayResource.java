@@ -48,7 +48,7 @@ public class PayResource {
         this.waitBound = config.idempotency().waitTimeout();
     }
 
-    /** Pays an order exactly once per token; see the contract, section 4, for every answer. */
+    /** Pays an order exactly once per token; the README's Endpoints table lists every answer. */
     @POST
     @Consumes(MediaType.WILDCARD)
     @Produces({ MediaType.APPLICATION_JSON, Problems.MEDIA_TYPE })

@@ -57,7 +57,7 @@ public class ReplayRoute {
     }
 
     void register(@Observes Router router) {
-        // a buffer of the declared length (at most 64 KiB) instead of 1 KiB: 7 % of what a replay allocated
+        // a buffer of the declared length (at most the body limit) at once, instead of growing one from 1 KiB
         BodyHandler bodies = BodyHandler.create(false).setBodyLimit(maxBodyBytes).setPreallocateBodyBuffer(true);
         // the REST layer takes a body that a body handler read already (RoutingContext.body()), but waits
         // forever for an empty one: only requests that declare a non-empty body are read here

@@ -103,7 +103,7 @@ public class DuplicateWaiter {
             return db.bounded(tokens.find(merchantId, token)).flatMap(row -> {
                 TokenFinding finding = TokenFinding.of(row, fingerprint, UtcTime.now());
                 if (row.isEmpty()) {
-                    // no row yet: while a copy holds the Redis claim its first transaction is under way
+                    // no row yet: while a copy holds the Redis ownership key its first transaction is under way
                     return redis.owned(merchantId, token).map(held -> new Waited(
                             held ? new TokenFinding.Running(null) : finding, "mysql"));
                 }

@@ -18,8 +18,8 @@ import io.vertx.mutiny.sqlclient.Tuple;
 /**
  * SQL for idempotency tokens (layer 1). Each state change names the state it expects, and finds its row
  * by the key it names, forced: when few rows are in a state, MariaDB's optimizer may prefer the
- * (state, lease_until) index and so lock the entries of other tokens in that state, which is how the
- * release of dead leases came to wait for settlements (and once deadlock with them).
+ * (state, lease_until) index and so lock the entries of other tokens in that state, making the release
+ * of dead leases wait for settlements, or deadlock with them.
  */
 @ApplicationScoped
 public class TokenRepository {

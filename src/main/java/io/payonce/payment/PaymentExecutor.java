@@ -30,7 +30,9 @@ import org.jboss.logging.Logger;
  * and layer 3's move to PAYING in one transaction), charge (the channel, outside any transaction),
  * then settle on the channel's final word, undo a charge the channel refused before accepting it, or
  * answer "processing" when nobody can tell yet. Every path that can charge, HTTP or not, comes
- * through {@link #execute}.
+ * through {@link #execute}. The class is longer than the others on purpose: a payment's phases and the
+ * steps between them read top to bottom in one place, so every outcome of every phase can be checked
+ * against the next.
  */
 @ApplicationScoped
 public class PaymentExecutor {

@@ -1,9 +1,7 @@
 package io.payonce.sandbox;
 
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.UUID;
 
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
@@ -32,32 +30,29 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
 import io.smallrye.mutiny.Uni;
 
 /**
- * The built-in test channel, like a provider's test mode: charge (idempotent by request number), query
- * and close, with a ledger per order and, per merchant, a control to make its next charges slow,
+ * The built-in test channel's HTTP side, like a provider's test mode: charge ({@link SandboxChannel}),
+ * query and close, the ledger per order and, per merchant, a control to make its next charges slow,
  * declined, refused or answered too late.
  */
 @Path("/sandbox")
 @Produces(MediaType.APPLICATION_JSON)
 public class SandboxResource {
 
-    /** The answer to a late charge comes this long after the client gave up. */
-    private static final Duration PAST_CLIENT_TIMEOUT = Duration.ofSeconds(1);
-    private static final Duration SETTLE_CHECK_EVERY = Duration.ofMillis(10);
-    private static final int SETTLE_CHECKS = 50;
-
     private final Merchants merchants;
     private final JsonBodies bodies;
     private final Problems problems;
     private final SandboxLedger ledger;
+    private final SandboxChannel channel;
     private final SandboxBehavior behavior;
     private final PayOnceConfig config;
 
     SandboxResource(Merchants merchants, JsonBodies bodies, Problems problems, SandboxLedger ledger,
-            SandboxBehavior behavior, PayOnceConfig config) {
+            SandboxChannel channel, SandboxBehavior behavior, PayOnceConfig config) {
         this.merchants = merchants;
         this.bodies = bodies;
         this.problems = problems;
         this.ledger = ledger;
+        this.channel = channel;
         this.behavior = behavior;
         this.config = config;
     }
@@ -98,14 +93,8 @@ public class SandboxResource {
         if (!merchantId.equals(request.merchantId())) {
             throw new InvalidRequestException("merchant_mismatch", "merchant_id differs from the merchant header");
         }
-        // every call is counted: by its charge when it records one, on its own otherwise. With no behaviour
-        // set, a charge is recorded at once, so the insert alone tells a fresh number from a repeat; a set
-        // behaviour is taken by fresh numbers only.
-        Uni<Response> work = behavior.isNormal(merchantId)
-                ? fresh(merchantId, request, SandboxBehavior.Setting.NORMAL)
-                : ledger.find(merchantId, request.requestNo())
-                        .flatMap(existing -> existing != null ? repeat(merchantId, request, existing)
-                                : fresh(merchantId, request, behavior.next(merchantId)));
+        Uni<Response> work = channel.charge(new SandboxChannel.Charge(merchantId, request.orderNo(),
+                request.requestNo(), request.amount(), request.currency())).map(this::response);
         // like a real provider, a charge under way completes even when the caller hangs up (cancelling
         // the dependent stage leaves this one running)
         return Uni.createFrom().completionStage(work.subscribeAsCompletionStage().thenApply(answer -> answer));
@@ -166,63 +155,19 @@ public class SandboxResource {
         return behavior.current(enabledFor(headers));
     }
 
-    /**
-     * A number not seen before takes {@code step}: refused before anything is recorded, or recorded at once
-     * with the outcome it will have after the step's latency and answered then, as the record stands (a
-     * close in between turned it CLOSED); a late answer comes after the client has given up.
-     */
-    private Uni<Response> fresh(String merchantId, ChargeRequest request, SandboxBehavior.Setting step) {
-        if (step.mode() == SandboxMode.FAIL_BEFORE_ACCEPT) {
-            return after(Duration.ofMillis(step.latencyMs()))
-                    .flatMap(v -> ledger.countAttempt(merchantId, request.orderNo()))
-                    .map(v -> problems.response(503, "not_accepted", "Not accepted",
-                            "the sandbox refused the charge before recording anything"));
-        }
-        String outcome = step.mode() == SandboxMode.DECLINE ? "DECLINED" : "SUCCEEDED";
-        Duration answerAfter = Duration.ofMillis(step.latencyMs());
-        if (step.mode() == SandboxMode.TIMEOUT_AFTER_ACCEPT) {
-            Duration late = config.channel().timeout().plus(PAST_CLIENT_TIMEOUT);
-            answerAfter = late.compareTo(answerAfter) > 0 ? late : answerAfter;
-        }
-        Duration wait = answerAfter;
-        String txnId = "sbx_" + UUID.randomUUID().toString().replace("-", "");
-        return ledger.record(merchantId, request.requestNo(), request.orderNo(), request.amount(), request.currency(),
-                outcome, txnId, step.latencyMs())
-                .flatMap(recorded -> recorded
-                        ? after(wait).flatMap(v -> settled(merchantId, request.requestNo(), SETTLE_CHECKS)).map(this::answer)
-                        // recorded already (a concurrent call with the same number, or a fence): a repeat
-                        : ledger.find(merchantId, request.requestNo()).flatMap(existing -> repeat(merchantId, request, existing)));
-    }
-
-    /**
-     * The record once it has taken effect: its time is on the database's clock, which the wait on this
-     * process's clock may be a few milliseconds short of.
-     */
-    private Uni<SandboxCharge> settled(String merchantId, String requestNo, int checksLeft) {
-        return ledger.find(merchantId, requestNo).flatMap(charge -> charge != null && charge.isPending() && checksLeft > 0
-                ? after(SETTLE_CHECK_EVERY).flatMap(v -> settled(merchantId, requestNo, checksLeft - 1))
-                : Uni.createFrom().item(charge));
-    }
-
-    /** A call for a number already recorded: counted, never charged again, answered with the record. */
-    private Uni<Response> repeat(String merchantId, ChargeRequest request, SandboxCharge existing) {
-        return ledger.countAttempt(merchantId, request.orderNo()).replaceWith(answer(existing));
-    }
-
     /** A charge still being processed is answered "pending", never run again. */
-    private Response answer(SandboxCharge charge) {
-        if (charge == null) {
-            // only when the ledger was emptied by hand while the charge waited (tests clean their tables)
-            return problems.response(404, "charge_not_found", "Charge not found", "the charge is no longer in the ledger");
+    private Response response(SandboxChannel.Answer answer) {
+        if (answer instanceof SandboxChannel.Answer.Recorded recorded) {
+            SandboxCharge charge = recorded.charge();
+            return charge.isPending()
+                    ? Response.accepted(new PendingBody(charge.requestNo(), "PENDING")).build()
+                    : Response.ok(charge).build();
         }
-        return charge.isPending()
-                ? Response.accepted(new PendingBody(charge.requestNo(), "PENDING")).build()
-                : Response.ok(charge).build();
-    }
-
-    private static Uni<Void> after(Duration delay) {
-        Uni<Void> now = Uni.createFrom().voidItem();
-        return delay.isZero() ? now : now.onItem().delayIt().by(delay);
+        if (answer instanceof SandboxChannel.Answer.NotAccepted) {
+            return problems.response(503, "not_accepted", "Not accepted",
+                    "the sandbox refused the charge before recording anything");
+        }
+        return problems.response(404, "charge_not_found", "Charge not found", "the charge is no longer in the ledger");
     }
 
     private String enabledFor(HttpHeaders headers) {

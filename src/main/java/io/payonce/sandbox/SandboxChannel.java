@@ -1,0 +1,122 @@
+package io.payonce.sandbox;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.UUID;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import io.payonce.PayOnceConfig;
+import io.smallrye.mutiny.Uni;
+
+/**
+ * What the sandbox does with a charge: idempotent by request number, recorded on arrival with the outcome
+ * it will have, and, per merchant, slow, declined, refused before accepting or answered too late. The
+ * HTTP side is {@link SandboxResource}.
+ */
+@ApplicationScoped
+public class SandboxChannel {
+
+    /** The answer to a late charge comes this long after the client gave up. */
+    private static final Duration PAST_CLIENT_TIMEOUT = Duration.ofSeconds(1);
+    private static final Duration SETTLE_CHECK_EVERY = Duration.ofMillis(10);
+    private static final int SETTLE_CHECKS = 50;
+
+    private final SandboxLedger ledger;
+    private final SandboxBehavior behavior;
+    private final PayOnceConfig config;
+
+    SandboxChannel(SandboxLedger ledger, SandboxBehavior behavior, PayOnceConfig config) {
+        this.ledger = ledger;
+        this.behavior = behavior;
+        this.config = config;
+    }
+
+    /** A charge as the channel's client sends it. */
+    public record Charge(String merchantId, String orderNo, String requestNo, long amount, String currency) {
+    }
+
+    /** How a charge call ends. */
+    public sealed interface Answer {
+        /** Refused before anything was recorded: nothing was charged. */
+        record NotAccepted() implements Answer {
+        }
+
+        /** The charge as recorded: pending, or its final outcome. */
+        record Recorded(SandboxCharge charge) implements Answer {
+        }
+
+        /** The record vanished while the call waited (only when the ledger is emptied by hand, as tests do). */
+        record Gone() implements Answer {
+        }
+    }
+
+    /**
+     * Charges once per request number. Every call is counted: by its charge when it records one, on its own
+     * otherwise. With no behaviour set, a charge is recorded at once, so the insert alone tells a fresh
+     * number from a repeat; a set behaviour is taken by fresh numbers only.
+     */
+    public Uni<Answer> charge(Charge request) {
+        String merchantId = request.merchantId();
+        if (behavior.isNormal(merchantId)) {
+            return fresh(request, SandboxBehavior.Setting.NORMAL);
+        }
+        return ledger.find(merchantId, request.requestNo())
+                .flatMap(existing -> existing != null ? repeat(request, existing)
+                        : fresh(request, behavior.next(merchantId)));
+    }
+
+    /**
+     * A number not seen before takes {@code step}: refused before anything is recorded, or recorded at once
+     * with the outcome it will have after the step's latency and answered then, as the record stands (a
+     * close in between turned it CLOSED); a late answer comes after the client has given up.
+     */
+    private Uni<Answer> fresh(Charge request, SandboxBehavior.Setting step) {
+        if (step.mode() == SandboxMode.FAIL_BEFORE_ACCEPT) {
+            return after(Duration.ofMillis(step.latencyMs()))
+                    .flatMap(v -> ledger.countAttempt(request.merchantId(), request.orderNo()))
+                    .replaceWith(new Answer.NotAccepted());
+        }
+        String outcome = step.mode() == SandboxMode.DECLINE ? "DECLINED" : "SUCCEEDED";
+        Duration answerAfter = Duration.ofMillis(step.latencyMs());
+        if (step.mode() == SandboxMode.TIMEOUT_AFTER_ACCEPT) {
+            Duration late = config.channel().timeout().plus(PAST_CLIENT_TIMEOUT);
+            answerAfter = late.compareTo(answerAfter) > 0 ? late : answerAfter;
+        }
+        Duration wait = answerAfter;
+        String txnId = "sbx_" + UUID.randomUUID().toString().replace("-", "");
+        return ledger.record(request.merchantId(), request.requestNo(), request.orderNo(), request.amount(),
+                request.currency(), outcome, txnId, step.latencyMs())
+                .flatMap(recorded -> recorded
+                        ? after(wait).flatMap(v -> settled(request.merchantId(), request.requestNo(), SETTLE_CHECKS))
+                                .map(SandboxChannel::answer)
+                        // recorded already (a concurrent call with the same number, or a fence): a repeat
+                        : ledger.find(request.merchantId(), request.requestNo())
+                                .flatMap(existing -> repeat(request, existing)));
+    }
+
+    /**
+     * The record once it has taken effect: its time is on the database's clock, which the wait on this
+     * process's clock may be a few milliseconds short of.
+     */
+    private Uni<Optional<SandboxCharge>> settled(String merchantId, String requestNo, int checksLeft) {
+        return ledger.find(merchantId, requestNo).flatMap(charge -> charge != null && charge.isPending() && checksLeft > 0
+                ? after(SETTLE_CHECK_EVERY).flatMap(v -> settled(merchantId, requestNo, checksLeft - 1))
+                : Uni.createFrom().item(Optional.ofNullable(charge)));
+    }
+
+    /** A call for a number already recorded: counted, never charged again, answered with the record. */
+    private Uni<Answer> repeat(Charge request, SandboxCharge existing) {
+        return ledger.countAttempt(request.merchantId(), request.orderNo())
+                .replaceWith(answer(Optional.ofNullable(existing)));
+    }
+
+    private static Answer answer(Optional<SandboxCharge> charge) {
+        return charge.<Answer>map(Answer.Recorded::new).orElseGet(Answer.Gone::new);
+    }
+
+    private static Uni<Void> after(Duration delay) {
+        Uni<Void> now = Uni.createFrom().voidItem();
+        return delay.isZero() ? now : now.onItem().delayIt().by(delay);
+    }
+}
