@@ -1,5 +1,9 @@
 package io.payonce.idempotency;
 
+import static io.payonce.idempotency.TokenStatus.AVAILABLE;
+import static io.payonce.idempotency.TokenStatus.COMPLETED;
+import static io.payonce.idempotency.TokenStatus.IN_PROGRESS;
+
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -10,6 +14,7 @@ import java.util.Optional;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import io.payonce.database.UtcTime;
+import io.payonce.state.StateMachine.Transition;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.SqlClient;
@@ -31,7 +36,7 @@ public class TokenRepository {
     private static final String INSERT_CLAIMED = """
             INSERT INTO idempotency_tokens (merchant_id, token, state, fingerprint, request_no, lease_until, expires_at,
                 created_at, updated_at)
-            VALUES (?, ?, 'IN_PROGRESS', ?, ?, DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND), ?, ?, ?)""";
+            VALUES (?, ?, ?, ?, ?, DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND), ?, ?, ?)""";
 
     /**
      * Claiming a released token again: only one caller can move an AVAILABLE, unexpired token whose
@@ -39,34 +44,34 @@ public class TokenRepository {
      */
     private static final String CLAIM = """
             UPDATE idempotency_tokens FORCE INDEX (uq_tokens_merchant_token)
-            SET state = 'IN_PROGRESS', fingerprint = ?, request_no = ?, lease_until = DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND),
+            SET state = ?, fingerprint = ?, request_no = ?, lease_until = DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND),
                 response_status = NULL, response_body = NULL, updated_at = ?
-            WHERE merchant_id = ? AND token = ? AND state = 'AVAILABLE' AND expires_at > ?
+            WHERE merchant_id = ? AND token = ? AND state = ? AND expires_at > ?
               AND (fingerprint IS NULL OR fingerprint = ?)""";
 
     private static final String FIND = "SELECT " + TokenRow.COLUMNS + " FROM idempotency_tokens WHERE merchant_id = ? AND token = ?";
 
     private static final String COMPLETE = """
             UPDATE idempotency_tokens FORCE INDEX (uq_tokens_merchant_token)
-            SET state = 'COMPLETED', response_status = ?, response_body = ?, lease_until = NULL, updated_at = ?
-            WHERE merchant_id = ? AND token = ? AND state = 'IN_PROGRESS'""";
+            SET state = ?, response_status = ?, response_body = ?, lease_until = NULL, updated_at = ?
+            WHERE merchant_id = ? AND token = ? AND state = ?""";
 
     private static final String RELEASE = """
             UPDATE idempotency_tokens FORCE INDEX (uq_tokens_merchant_token)
-            SET state = 'AVAILABLE', lease_until = NULL, response_status = NULL, response_body = NULL, updated_at = ?
-            WHERE merchant_id = ? AND token = ? AND state = 'IN_PROGRESS'""";
+            SET state = ?, lease_until = NULL, response_status = NULL, response_body = NULL, updated_at = ?
+            WHERE merchant_id = ? AND token = ? AND state = ?""";
 
     /** Records the interim 202 of an unknown channel outcome; the token stays IN_PROGRESS. */
     private static final String RECORD_INTERIM = """
             UPDATE idempotency_tokens FORCE INDEX (uq_tokens_merchant_token) SET response_status = ?, response_body = ?, updated_at = ?
-            WHERE merchant_id = ? AND token = ? AND state = 'IN_PROGRESS'""";
+            WHERE merchant_id = ? AND token = ? AND state = ?""";
 
     /**
      * A dead owner's token with no payment record behind it can safely execute again. Leases are set and
      * compared on the database's clock, which every instance shares.
      */
     private static final String DEAD = """
-            t.state = 'IN_PROGRESS' AND t.lease_until < UTC_TIMESTAMP(3)
+            t.state = ? AND t.lease_until < UTC_TIMESTAMP(3)
               AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.merchant_id = t.merchant_id AND p.token = t.token)""";
 
     /**
@@ -83,18 +88,25 @@ public class TokenRepository {
      */
     private static final String RELEASE_DEAD = """
             UPDATE idempotency_tokens t FORCE INDEX (uq_tokens_merchant_token)
-            SET t.state = 'AVAILABLE', t.lease_until = NULL, t.response_status = NULL, t.response_body = NULL,
+            SET t.state = ?, t.lease_until = NULL, t.response_status = NULL, t.response_body = NULL,
                 t.updated_at = ?
             WHERE (%s)""" + " AND " + DEAD;
 
     /** In progress tokens are kept: reconciliation still has to store their answer. */
     private static final String PURGE_EXPIRED = """
-            DELETE FROM idempotency_tokens WHERE expires_at < ? AND state <> 'IN_PROGRESS' LIMIT ?""";
+            DELETE FROM idempotency_tokens WHERE expires_at < ? AND state <> ? LIMIT ?""";
 
     private static final String FIND_SIGNING_KEY = "SELECT secret FROM token_signing_keys WHERE id = 1";
 
     /** The first instance's key wins; the others' are ignored. */
     private static final String OFFER_SIGNING_KEY = "INSERT IGNORE INTO token_signing_keys (id, secret) VALUES (1, ?)";
+
+    /** A first claim inserts the row, a later one updates it: the same move either way. */
+    private static final Transition<TokenStatus> CLAIMING = TokenStatus.MACHINE.move(AVAILABLE, IN_PROGRESS);
+
+    private static final Transition<TokenStatus> COMPLETING = TokenStatus.MACHINE.move(IN_PROGRESS, COMPLETED);
+
+    private static final Transition<TokenStatus> RELEASING = TokenStatus.MACHINE.move(IN_PROGRESS, AVAILABLE);
 
     private final Pool pool;
 
@@ -106,8 +118,8 @@ public class TokenRepository {
     public Uni<Void> insertClaimed(SqlClient tx, String merchantId, String token, String fingerprint, String requestNo,
             Duration lease, Instant expiresAt, Instant now) {
         return tx.preparedQuery(INSERT_CLAIMED)
-                .execute(Tuple.from(new Object[] { merchantId, token, fingerprint, requestNo, UtcTime.micros(lease),
-                        UtcTime.toColumn(expiresAt), UtcTime.toColumn(now), UtcTime.toColumn(now) }))
+                .execute(Tuple.from(new Object[] { merchantId, token, CLAIMING.to().name(), fingerprint, requestNo,
+                        UtcTime.micros(lease), UtcTime.toColumn(expiresAt), UtcTime.toColumn(now), UtcTime.toColumn(now) }))
                 .replaceWithVoid();
     }
 
@@ -115,8 +127,8 @@ public class TokenRepository {
     public Uni<Boolean> claim(SqlClient tx, String merchantId, String token, String fingerprint, String requestNo,
             Duration lease, Instant now) {
         return tx.preparedQuery(CLAIM)
-                .execute(Tuple.from(new Object[] { fingerprint, requestNo, UtcTime.micros(lease),
-                        UtcTime.toColumn(now), merchantId, token, UtcTime.toColumn(now), fingerprint }))
+                .execute(Tuple.from(new Object[] { CLAIMING.to().name(), fingerprint, requestNo, UtcTime.micros(lease),
+                        UtcTime.toColumn(now), merchantId, token, CLAIMING.from().name(), UtcTime.toColumn(now), fingerprint }))
                 .map(rows -> rows.rowCount() == 1);
     }
 
@@ -131,36 +143,39 @@ public class TokenRepository {
     public Uni<Boolean> complete(SqlClient client, String merchantId, String token, StoredResponse response,
             Instant now) {
         return client.preparedQuery(COMPLETE)
-                .execute(Tuple.of(response.status(), response.body(), UtcTime.toColumn(now), merchantId, token))
+                .execute(Tuple.from(new Object[] { COMPLETING.to().name(), response.status(), response.body(),
+                        UtcTime.toColumn(now), merchantId, token, COMPLETING.from().name() }))
                 .map(rows -> rows.rowCount() == 1);
     }
 
     /** Makes an in-progress token usable again; its fingerprint stays bound. */
     public Uni<Boolean> release(SqlClient tx, String merchantId, String token, Instant now) {
         return tx.preparedQuery(RELEASE)
-                .execute(Tuple.of(UtcTime.toColumn(now), merchantId, token))
+                .execute(Tuple.of(RELEASING.to().name(), UtcTime.toColumn(now), merchantId, token, RELEASING.from().name()))
                 .map(rows -> rows.rowCount() == 1);
     }
 
     public Uni<Boolean> recordInterim(SqlClient client, String merchantId, String token, StoredResponse response,
             Instant now) {
         return client.preparedQuery(RECORD_INTERIM)
-                .execute(Tuple.of(response.status(), response.body(), UtcTime.toColumn(now), merchantId, token))
+                .execute(Tuple.of(response.status(), response.body(), UtcTime.toColumn(now), merchantId, token,
+                        IN_PROGRESS.name()))
                 .map(rows -> rows.rowCount() == 1);
     }
 
     /** Releases up to {@code batch} dead leases; answers how many. */
     public Uni<Integer> releaseDead(Instant now, int batch) {
         Object at = UtcTime.toColumn(now);
-        return pool.preparedQuery(DEAD_LEASES).execute(Tuple.of(batch)).flatMap(found -> {
+        return pool.preparedQuery(DEAD_LEASES).execute(Tuple.of(RELEASING.from().name(), batch)).flatMap(found -> {
             if (found.size() == 0) {
                 return Uni.createFrom().item(0);
             }
-            List<Object> args = new ArrayList<>(List.of(at));
+            List<Object> args = new ArrayList<>(List.of(RELEASING.to().name(), at));
             found.forEach(row -> {
                 args.add(row.getString("merchant_id"));
                 args.add(row.getString("token"));
             });
+            args.add(RELEASING.from().name());
             String keys = String.join(" OR ", Collections.nCopies(found.size(), "(t.merchant_id = ? AND t.token = ?)"));
             return pool.preparedQuery(RELEASE_DEAD.formatted(keys)).execute(Tuple.from(args)).map(rows -> rows.rowCount());
         });
@@ -177,7 +192,7 @@ public class TokenRepository {
 
     /** Deletes up to {@code batch} expired tokens in one short statement; answers how many. */
     public Uni<Integer> purgeExpired(Instant now, int batch) {
-        return pool.preparedQuery(PURGE_EXPIRED).execute(Tuple.of(UtcTime.toColumn(now), batch))
+        return pool.preparedQuery(PURGE_EXPIRED).execute(Tuple.of(UtcTime.toColumn(now), IN_PROGRESS.name(), batch))
                 .map(rows -> rows.rowCount());
     }
 }

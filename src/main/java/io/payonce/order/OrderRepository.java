@@ -5,6 +5,7 @@ import java.time.Instant;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import io.payonce.database.UtcTime;
+import io.payonce.state.StateMachine.Transition;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -18,7 +19,7 @@ public class OrderRepository {
 
     private static final String INSERT = """
             INSERT INTO orders (merchant_id, order_no, amount, currency, status, version, created_at, updated_at)
-            VALUES (?, ?, ?, ?, 'PENDING', 0, ?, ?)""";
+            VALUES (?, ?, ?, ?, ?, 0, ?, ?)""";
 
     private static final String FIND = "SELECT " + Order.COLUMNS + " FROM orders WHERE merchant_id = ? AND order_no = ?";
 
@@ -35,7 +36,8 @@ public class OrderRepository {
     /** Inserts a PENDING order; fails with a duplicate-key error when the order number exists. */
     public Uni<Void> insert(String merchantId, String orderNo, long amount, String currency, Instant now) {
         return pool.preparedQuery(INSERT)
-                .execute(Tuple.of(merchantId, orderNo, amount, currency, UtcTime.toColumn(now), UtcTime.toColumn(now)))
+                .execute(Tuple.from(new Object[] { merchantId, orderNo, amount, currency,
+                        OrderStatus.MACHINE.initial().name(), UtcTime.toColumn(now), UtcTime.toColumn(now) }))
                 .replaceWithVoid();
     }
 
@@ -49,14 +51,13 @@ public class OrderRepository {
 
     /**
      * Moves the order from {@code from} at {@code version} to {@code to}. Answers false when the order
-     * was not in that state at that version any more: someone else moved it first.
+     * was not in that state at that version any more: someone else moved it first. Fails with
+     * {@link IllegalStateException}, before any SQL is sent, when {@link OrderStatus#MACHINE} has no such move.
      */
     public Uni<Boolean> transition(SqlClient client, Order order, OrderStatus from, OrderStatus to, Instant now) {
-        if (!from.canMoveTo(to)) {
-            throw new IllegalArgumentException("illegal order transition " + from + " -> " + to);
-        }
+        Transition<OrderStatus> move = OrderStatus.MACHINE.move(from, to);
         return client.preparedQuery(TRANSITION)
-                .execute(Tuple.of(to.name(), UtcTime.toColumn(now), order.id(), from.name(), order.version()))
+                .execute(Tuple.of(move.to().name(), UtcTime.toColumn(now), order.id(), move.from().name(), order.version()))
                 .map(rows -> rows.rowCount() == 1);
     }
 

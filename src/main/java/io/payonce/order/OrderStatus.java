@@ -3,20 +3,22 @@ package io.payonce.order;
 import java.util.Map;
 import java.util.Set;
 
+import io.payonce.state.StateMachine;
+
 /** The states of an order; the legal transitions are written here and nowhere else. */
 public enum OrderStatus {
     PENDING,
     PAYING,
     PAID;
 
-    private static final Map<OrderStatus, Set<OrderStatus>> LEGAL = Map.of(
+    public static final StateMachine<OrderStatus> MACHINE = StateMachine.of(PENDING, Map.of(
             PENDING, Set.of(PAYING),
             // back to PENDING when the charge was declined or never accepted, so it can be paid again
             PAYING, Set.of(PAID, PENDING),
             // an order never moves backwards from PAID
-            PAID, Set.of());
+            PAID, Set.of()));
 
     public boolean canMoveTo(OrderStatus next) {
-        return LEGAL.get(this).contains(next);
+        return MACHINE.allows(this, next);
     }
 }

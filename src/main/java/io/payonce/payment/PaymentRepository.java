@@ -10,8 +10,10 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import io.payonce.database.UtcTime;
 import io.payonce.idempotency.StoredResponse;
+import io.payonce.idempotency.TokenStatus;
 import io.payonce.order.Order;
 import io.payonce.order.OrderStatus;
+import io.payonce.state.StateMachine.Transition;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.mysqlclient.MySQLClient;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -31,7 +33,7 @@ public class PaymentRepository {
     private static final String INSERT = """
             INSERT INTO payments (merchant_id, request_no, order_no, token, amount, currency, status, created_at, updated_at,
                 lease_until)
-            VALUES (?, ?, ?, ?, ?, ?, 'PROCESSING', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3),
+            VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3),
                 DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND))""";
 
     private static final String FIND = "SELECT " + Payment.COLUMNS + " FROM payments WHERE merchant_id = ? AND request_no = ?";
@@ -43,19 +45,25 @@ public class PaymentRepository {
      * the PROCESSING payment gets its final status, its order leaves PAYING at the version it was read
      * at (layer 3: no row changes unless both match), and the token, while still in progress, gets its
      * final answer. A token that is not in progress (there is none, or it was settled) is left alone.
+     * It moves an order and a token too, yet lives here: only as one statement is it atomic without a
+     * transaction. Each of its three moves is taken from its own machine.
      */
     private static final String SETTLE = """
             UPDATE payments p FORCE INDEX (PRIMARY)
             JOIN orders o ON o.id = ?
-            LEFT JOIN idempotency_tokens t FORCE INDEX (uq_tokens_merchant_token) ON t.merchant_id = p.merchant_id AND t.token = ? AND t.state = 'IN_PROGRESS'
+            LEFT JOIN idempotency_tokens t FORCE INDEX (uq_tokens_merchant_token) ON t.merchant_id = p.merchant_id AND t.token = ? AND t.state = ?
             SET p.status = ?, p.failure = ?, p.channel_txn_id = ?, p.updated_at = ?,
                 o.status = ?, o.version = o.version + 1, o.updated_at = ?,
-                t.state = 'COMPLETED', t.response_status = ?, t.response_body = ?, t.lease_until = NULL, t.updated_at = ?
-            WHERE p.id = ? AND p.status = 'PROCESSING' AND o.status = 'PAYING' AND o.version = ?""";
+                t.state = ?, t.response_status = ?, t.response_body = ?, t.lease_until = NULL, t.updated_at = ?
+            WHERE p.id = ? AND p.status = ? AND o.status = ? AND o.version = ?""";
+
+    /** The settled token's move; the payment's and the order's depend on the channel's word. */
+    private static final Transition<TokenStatus> TOKEN_SETTLES = TokenStatus.MACHINE.move(TokenStatus.IN_PROGRESS,
+            TokenStatus.COMPLETED);
 
     /** Only a charge the channel never accepted is undone, so nothing that was charged is forgotten. */
     private static final String DELETE_UNACCEPTED = """
-            DELETE p FROM payments p FORCE INDEX (PRIMARY) WHERE p.id = ? AND p.status = 'PROCESSING'""";
+            DELETE p FROM payments p FORCE INDEX (PRIMARY) WHERE p.id = ? AND p.status = ?""";
 
     /**
      * PROCESSING payments old enough to reconcile, whose owner's lease has ended and that no reconciler
@@ -63,7 +71,7 @@ public class PaymentRepository {
      */
     private static final String RECONCILABLE = """
             SELECT id FROM payments
-            WHERE status = 'PROCESSING' AND created_at < DATE_SUB(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND)
+            WHERE status = ? AND created_at < DATE_SUB(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND)
               AND (lease_until IS NULL OR lease_until <= UTC_TIMESTAMP(3))
               AND (reconcile_after IS NULL OR reconcile_after <= UTC_TIMESTAMP(3))
             ORDER BY id LIMIT ?""";
@@ -77,19 +85,22 @@ public class PaymentRepository {
     private static final String CLAIM_FOR_RECONCILE = """
             UPDATE payments FORCE INDEX (PRIMARY)
             SET reconcile_after = DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND), reconcile_claim = ?
-            WHERE id IN (%s) AND status = 'PROCESSING' AND (reconcile_after IS NULL OR reconcile_after <= UTC_TIMESTAMP(3))""";
+            WHERE id IN (%s) AND status = ? AND (reconcile_after IS NULL OR reconcile_after <= UTC_TIMESTAMP(3))""";
 
     /** The claimed payments, each with whether it is past the age at which reconciliation gives up. */
     private static final String CLAIMED = "SELECT " + Payment.COLUMNS
             + ", created_at <= DATE_SUB(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND) AS overdue"
-            + " FROM payments WHERE id IN (%s) AND reconcile_claim = ? AND status = 'PROCESSING'";
+            + " FROM payments WHERE id IN (%s) AND reconcile_claim = ? AND status = ?";
 
     /** The channel still cannot tell: try again after the backoff. */
     private static final String POSTPONE = """
             UPDATE payments FORCE INDEX (PRIMARY)
             SET reconcile_after = DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND), reconcile_attempts = reconcile_attempts + 1,
                 reconcile_claim = NULL
-            WHERE id = ? AND status = 'PROCESSING' AND reconcile_claim = ?""";
+            WHERE id = ? AND status = ? AND reconcile_claim = ?""";
+
+    /** Every statement here but the insert and the settlement acts only on a payment not settled yet. */
+    private static final String PROCESSING = PaymentStatus.PROCESSING.name();
 
     private final Pool pool;
 
@@ -105,7 +116,7 @@ public class PaymentRepository {
             long amount, String currency, Duration lease) {
         return tx.preparedQuery(INSERT)
                 .execute(Tuple.from(new Object[] { merchantId, requestNo, orderNo, token, amount, currency,
-                        UtcTime.micros(lease) }))
+                        PaymentStatus.MACHINE.initial().name(), UtcTime.micros(lease) }))
                 .map(rows -> rows.property(MySQLClient.LAST_INSERTED_ID));
     }
 
@@ -131,16 +142,22 @@ public class PaymentRepository {
     }
 
     /**
-     * Settles a PROCESSING payment, its PAYING order and its in-progress token (see {@link #SETTLE});
-     * false when nothing changed: the payment was settled already or the order moved under it.
+     * Settles a PROCESSING payment as {@code status}, its PAYING order as {@code orderStatus} and its
+     * in-progress token (see {@link #SETTLE}); false when nothing changed: the payment was settled already
+     * or the order moved under it. Fails with {@link IllegalStateException}, before any SQL is sent, when
+     * either machine has no such move.
      */
     public Uni<Boolean> settle(long id, PaymentStatus status, PaymentFailure failure, String channelTxnId, Order order,
             OrderStatus orderStatus, String token, StoredResponse response, Instant now) {
+        Transition<PaymentStatus> payment = PaymentStatus.MACHINE.move(PaymentStatus.PROCESSING, status);
+        Transition<OrderStatus> orderMove = OrderStatus.MACHINE.move(OrderStatus.PAYING, orderStatus);
         Object at = UtcTime.toColumn(now);
         return pool.preparedQuery(SETTLE)
-                .execute(Tuple.from(new Object[] { order.id(), token, status.name(),
-                        failure == null ? null : failure.name(), channelTxnId, at,
-                        orderStatus.name(), at, response.status(), response.body(), at, id, order.version() }))
+                .execute(Tuple.from(new Object[] { order.id(), token, TOKEN_SETTLES.from().name(),
+                        payment.to().name(), failure == null ? null : failure.name(), channelTxnId, at,
+                        orderMove.to().name(), at,
+                        TOKEN_SETTLES.to().name(), response.status(), response.body(), at,
+                        id, payment.from().name(), orderMove.from().name(), order.version() }))
                 // payment and order both change, so a settlement changes two rows (three with the token)
                 .map(rows -> rows.rowCount() > 0);
     }
@@ -155,7 +172,7 @@ public class PaymentRepository {
      */
     public Uni<List<Claimed>> claimForReconcile(String claim, Duration minAge, Duration claimLease, Duration giveUpAfter,
             int batch) {
-        return pool.preparedQuery(RECONCILABLE).execute(Tuple.of(UtcTime.micros(minAge), batch))
+        return pool.preparedQuery(RECONCILABLE).execute(Tuple.of(PROCESSING, UtcTime.micros(minAge), batch))
                 .flatMap(found -> {
                     List<Object> ids = new ArrayList<>();
                     found.forEach(row -> ids.add(row.getLong("id")));
@@ -165,9 +182,11 @@ public class PaymentRepository {
                     String marks = String.join(", ", Collections.nCopies(ids.size(), "?"));
                     List<Object> claimArgs = new ArrayList<>(List.of(UtcTime.micros(claimLease), claim));
                     claimArgs.addAll(ids);
+                    claimArgs.add(PROCESSING);
                     List<Object> claimedArgs = new ArrayList<>(List.of(UtcTime.micros(giveUpAfter)));
                     claimedArgs.addAll(ids);
                     claimedArgs.add(claim);
+                    claimedArgs.add(PROCESSING);
                     return pool.preparedQuery(CLAIM_FOR_RECONCILE.formatted(marks)).execute(Tuple.from(claimArgs))
                             .flatMap(updated -> pool.preparedQuery(CLAIMED.formatted(marks)).execute(Tuple.from(claimedArgs)))
                             .map(rows -> {
@@ -182,12 +201,12 @@ public class PaymentRepository {
 
     /** The channel still cannot tell: looked at again after {@code backoff}. */
     public Uni<Boolean> postpone(long id, String claim, Duration backoff) {
-        return pool.preparedQuery(POSTPONE).execute(Tuple.of(UtcTime.micros(backoff), id, claim))
+        return pool.preparedQuery(POSTPONE).execute(Tuple.of(UtcTime.micros(backoff), id, PROCESSING, claim))
                 .map(rows -> rows.rowCount() == 1);
     }
 
     /** Removes a PROCESSING record whose charge the channel refused before accepting it. */
     public Uni<Boolean> deleteUnaccepted(SqlClient tx, long id) {
-        return tx.preparedQuery(DELETE_UNACCEPTED).execute(Tuple.of(id)).map(rows -> rows.rowCount() == 1);
+        return tx.preparedQuery(DELETE_UNACCEPTED).execute(Tuple.of(id, PROCESSING)).map(rows -> rows.rowCount() == 1);
     }
 }
