@@ -45,8 +45,8 @@ break_line() {
   case $1 in
     settle-without-status) # the settlement no longer requires the payment PROCESSING and the order PAYING
       echo "src/main/java/io/payonce/payment/PaymentRepository.java"
-      echo "            WHERE p.id = ? AND p.status = 'PROCESSING' AND o.status = 'PAYING' AND o.version = ?\"\"\";"
-      echo "            WHERE p.id = ? AND ? IS NOT NULL\"\"\";" ;;
+      echo "            WHERE p.id = ? AND p.status = ? AND o.status = ? AND o.version = ?\"\"\";"
+      echo "            WHERE p.id = ? AND ? IS NOT NULL AND ? IS NOT NULL AND ? IS NOT NULL\"\"\";" ;;
     not-found-declines) # the channel's "no such charge" read as a decline, by reconciliation's query
       echo "src/main/java/io/payonce/channel/PaymentChannel.java"
       echo "            return new ChargeResult.NotFound();"
