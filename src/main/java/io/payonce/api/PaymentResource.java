@@ -33,11 +33,7 @@ public class PaymentResource {
     public Uni<PaymentView> get(@Context HttpHeaders headers, @PathParam("request_no") String requestNo) {
         String merchantId = merchants.require(headers);
         Identifiers.require("request_no", requestNo);
-        return db.bounded(payments.find(merchantId, requestNo)).map(payment -> {
-            if (payment == null) {
-                throw new PaymentNotFoundException(requestNo);
-            }
-            return PaymentView.of(payment);
-        });
+        return db.bounded(payments.find(merchantId, requestNo))
+                .map(payment -> PaymentView.of(payment.orElseThrow(() -> new PaymentNotFoundException(requestNo))));
     }
 }

@@ -1,6 +1,7 @@
 package io.payonce.order;
 
 import java.time.Instant;
+import java.util.Optional;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -41,11 +42,11 @@ public class OrderRepository {
                 .replaceWithVoid();
     }
 
-    public Uni<Order> find(String merchantId, String orderNo) {
+    public Uni<Optional<Order>> find(String merchantId, String orderNo) {
         return find(pool, FIND, merchantId, orderNo);
     }
 
-    public Uni<Order> find(SqlClient client, String merchantId, String orderNo) {
+    public Uni<Optional<Order>> find(SqlClient client, String merchantId, String orderNo) {
         return find(client, FIND, merchantId, orderNo);
     }
 
@@ -61,12 +62,12 @@ public class OrderRepository {
                 .map(rows -> rows.rowCount() == 1);
     }
 
-    private static Uni<Order> find(SqlClient client, String sql, String merchantId, String orderNo) {
+    private static Uni<Optional<Order>> find(SqlClient client, String sql, String merchantId, String orderNo) {
         return client.preparedQuery(sql).execute(Tuple.of(merchantId, orderNo)).map(OrderRepository::first);
     }
 
-    private static Order first(RowSet<Row> rows) {
+    private static Optional<Order> first(RowSet<Row> rows) {
         var it = rows.iterator();
-        return it.hasNext() ? Order.from(it.next()) : null;
+        return it.hasNext() ? Optional.of(Order.from(it.next())) : Optional.empty();
     }
 }

@@ -27,7 +27,9 @@ public class OrderService {
         return db.bounded(orders.insert(merchantId, orderNo, amount, currency, UtcTime.now()))
                 .replaceWith(true)
                 .onFailure(MysqlErrors::isDuplicateKey).recoverWithItem(false)
-                .flatMap(created -> db.bounded(orders.find(merchantId, orderNo)).map(order -> {
+                .flatMap(created -> db.bounded(orders.find(merchantId, orderNo)).map(found -> {
+                    // the insert or the duplicate key says the row exists
+                    Order order = found.orElseThrow();
                     if (!created && !order.sameTerms(amount, currency)) {
                         throw new OrderConflictException(orderNo);
                     }
@@ -36,11 +38,7 @@ public class OrderService {
     }
 
     public Uni<Order> get(String merchantId, String orderNo) {
-        return db.bounded(orders.find(merchantId, orderNo)).map(order -> {
-            if (order == null) {
-                throw new OrderNotFoundException(orderNo);
-            }
-            return order;
-        });
+        return db.bounded(orders.find(merchantId, orderNo))
+                .map(order -> order.orElseThrow(() -> new OrderNotFoundException(orderNo)));
     }
 }

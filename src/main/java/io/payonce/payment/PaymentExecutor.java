@@ -13,9 +13,9 @@ import io.payonce.database.Database;
 import io.payonce.database.MysqlErrors;
 import io.payonce.database.UtcTime;
 import io.payonce.idempotency.StoredResponse;
+import io.payonce.idempotency.TokenClaim;
 import io.payonce.idempotency.TokenService;
 import io.payonce.idempotency.TokenTakenException;
-import io.payonce.idempotency.TokenClaim;
 import io.payonce.order.Order;
 import io.payonce.order.OrderRepository;
 import io.payonce.order.OrderStatus;
@@ -174,10 +174,11 @@ public class PaymentExecutor {
      * the INSERT's answer: sent together, after a deadlock that rolled the INSERT's transaction back MySQL
      * would run the UPDATE on its own, in autocommit.
      */
-    private Uni<Step> openWith(SqlClient tx, PayCommand cmd, Order order) {
-        if (order == null) {
+    private Uni<Step> openWith(SqlClient tx, PayCommand cmd, Optional<Order> found) {
+        if (found.isEmpty()) {
             return answerIn(tx, cmd, new PayOutcome.OrderNotFound(cmd.orderNo(), cmd.requestNo()));
         }
+        Order order = found.get();
         if (order.amount() != cmd.amount() || (cmd.currency() != null && !cmd.currency().equals(order.currency()))) {
             return answerIn(tx, cmd, new PayOutcome.AmountMismatch(cmd.orderNo(), cmd.requestNo()));
         }
@@ -212,13 +213,11 @@ public class PaymentExecutor {
     /** The unique index refused the record: another request holds the number, or this token's own earlier one. */
     private Uni<PayOutcome> requestNoTaken(PayCommand cmd) {
         metrics.stopped(Layer.UNIQUE_INDEX);
-        return db.bounded(payments.find(cmd.merchantId(), cmd.requestNo())).map(existing -> {
-            if (existing != null && cmd.token() != null && cmd.token().equals(existing.token())) {
+        return db.bounded(payments.find(cmd.merchantId(), cmd.requestNo())).map(existing -> existing
                 // this token's own earlier attempt, cut short before its answer was stored
-                return Settlement.outcomeOf(existing);
-            }
-            return new PayOutcome.RequestNoConflict(cmd.orderNo(), cmd.requestNo());
-        });
+                .filter(payment -> cmd.token() != null && cmd.token().equals(payment.token()))
+                .map(Settlement::outcomeOf)
+                .orElseGet(() -> new PayOutcome.RequestNoConflict(cmd.orderNo(), cmd.requestNo())));
     }
 
     /**
@@ -247,15 +246,16 @@ public class PaymentExecutor {
      * happened. A database still silent leaves it to reconciliation, which completes what was opened.
      */
     private Uni<Step> lookAgain(PayCommand cmd) {
-        return db.bounded(payments.find(cmd.merchantId(), cmd.requestNo())).flatMap(payment -> {
-            if (payment == null || !Objects.equals(payment.token(), cmd.token())) {
-                throw new TemporarilyUnavailableException("the opening transaction did not commit", null);
-            }
+        return db.bounded(payments.find(cmd.merchantId(), cmd.requestNo())).flatMap(found -> {
+            Payment payment = found.filter(p -> Objects.equals(p.token(), cmd.token())).orElseThrow(
+                    () -> new TemporarilyUnavailableException("the opening transaction did not commit", null));
             if (payment.status() != PaymentStatus.PROCESSING) {
                 return settlement.storedAnswer(payment).map(response -> (Step) new Step.Answer(response));
             }
-            return db.bounded(orders.find(cmd.merchantId(), cmd.orderNo())).map(order -> order != null
-                    && order.status() == OrderStatus.PAYING ? new Step.Charge(payment.id(), order) : new Step.Processing());
+            return db.bounded(orders.find(cmd.merchantId(), cmd.orderNo())).map(order -> order
+                    .filter(o -> o.status() == OrderStatus.PAYING)
+                    .<Step>map(o -> new Step.Charge(payment.id(), o))
+                    .orElseGet(Step.Processing::new));
         }).onFailure(e -> !(e instanceof TemporarilyUnavailableException)).recoverWithItem(new Step.Processing());
     }
 
@@ -283,7 +283,7 @@ public class PaymentExecutor {
         Step.Charge charge = settle.charge();
         Settlement.Target target = new Settlement.Target(charge.paymentId(), cmd.merchantId(), cmd.token(),
                 cmd.orderNo(), cmd.requestNo(), charge.order().amount(), charge.order().currency());
-        return settlement.settle(target, charge.order(), settle.word())
+        return settlement.settle(target, Optional.of(charge.order()), settle.word())
                 .map(settled -> (Step) new Step.Answer(settled.response()))
                 .onFailure().recoverWithItem(e -> {
                     LOG.errorf(e, "settling %s failed after the charge; reconciliation will settle it", cmd.requestNo());

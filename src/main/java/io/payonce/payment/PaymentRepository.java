@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -120,14 +121,14 @@ public class PaymentRepository {
                 .map(rows -> rows.property(MySQLClient.LAST_INSERTED_ID));
     }
 
-    public Uni<Payment> find(String merchantId, String requestNo) {
+    public Uni<Optional<Payment>> find(String merchantId, String requestNo) {
         return find(pool, merchantId, requestNo);
     }
 
-    public Uni<Payment> find(SqlClient client, String merchantId, String requestNo) {
+    public Uni<Optional<Payment>> find(SqlClient client, String merchantId, String requestNo) {
         return client.preparedQuery(FIND).execute(Tuple.of(merchantId, requestNo)).map(rows -> {
             var it = rows.iterator();
-            return it.hasNext() ? Payment.from(it.next()) : null;
+            return it.hasNext() ? Optional.of(Payment.from(it.next())) : Optional.empty();
         });
     }
 

@@ -1,5 +1,7 @@
 package io.payonce.payment;
 
+import java.util.Optional;
+
 import jakarta.enterprise.context.ApplicationScoped;
 
 import io.micrometer.core.instrument.Counter;
@@ -10,12 +12,12 @@ import io.payonce.database.MysqlErrors;
 import io.payonce.database.UtcTime;
 import io.payonce.idempotency.StoredResponse;
 import io.payonce.idempotency.TokenRepository;
+import io.payonce.idempotency.TokenRow;
 import io.payonce.order.Order;
 import io.payonce.order.OrderRepository;
 import io.payonce.order.OrderStatus;
 import io.smallrye.mutiny.Uni;
 import org.jboss.logging.Logger;
-import io.payonce.idempotency.TokenRow;
 
 /**
  * The one way a PROCESSING payment is settled, by its owner and by reconciliation alike: on the channel's
@@ -63,11 +65,11 @@ public class Settlement {
     /**
      * Settles the payment on the channel's final word ({@link ChargeResult#isFinal()}): succeeded, it is
      * paid; declined or closed, it failed and the order is payable again. {@code order} is the order as the
-     * caller read it, or null to read it now: the statement checks its version either way. Fails with
+     * caller read it, or empty to read it now: the statement checks its version either way. Fails with
      * {@link Database.NoAnswerException} or a database error when nothing is known to have been written,
      * and with {@link IllegalStateException} when the order left PAYING under a PROCESSING payment.
      */
-    public Uni<Settled> settle(Target target, Order order, ChargeResult word) {
+    public Uni<Settled> settle(Target target, Optional<Order> order, ChargeResult word) {
         PayOutcome outcome = outcome(target, word);
         StoredResponse response = renderer.render(outcome);
         boolean paid = word instanceof ChargeResult.Succeeded;
@@ -75,8 +77,10 @@ public class Settlement {
                 : word instanceof ChargeResult.Declined ? PaymentFailure.DECLINED : PaymentFailure.CLOSED;
         String txnId = word instanceof ChargeResult.Succeeded ok ? ok.txnId()
                 : word instanceof ChargeResult.Declined declined ? declined.txnId() : null;
-        Uni<Order> read = order != null ? Uni.createFrom().item(order)
-                : db.bounded(orders.find(target.merchantId(), target.orderNo()));
+        Uni<Order> read = order.isPresent() ? Uni.createFrom().item(order.get())
+                : db.bounded(orders.find(target.merchantId(), target.orderNo()))
+                        .map(found -> found.orElseThrow(() -> new IllegalStateException(
+                                "order " + target.orderNo() + " of a payment is gone")));
         return read.flatMap(current -> db.bounded(payments.settle(target.paymentId(),
                         paid ? PaymentStatus.SUCCEEDED : PaymentStatus.FAILED, failure, txnId, current,
                         paid ? OrderStatus.PAID : OrderStatus.PENDING, target.token(), response, UtcTime.now())))
@@ -88,10 +92,9 @@ public class Settlement {
 
     /** The statement changed nothing: the payment was settled before, or its order moved under it. */
     private Uni<Settled> settledBefore(Target target, ChargeResult word) {
-        return db.bounded(payments.find(target.merchantId(), target.requestNo())).flatMap(payment -> {
-            if (payment == null || payment.status() == PaymentStatus.PROCESSING) {
-                throw new IllegalStateException("order " + target.orderNo() + " left PAYING under its payment");
-            }
+        return db.bounded(payments.find(target.merchantId(), target.requestNo())).flatMap(found -> {
+            Payment payment = found.filter(p -> p.status() != PaymentStatus.PROCESSING).orElseThrow(
+                    () -> new IllegalStateException("order " + target.orderNo() + " left PAYING under its payment"));
             if (word instanceof ChargeResult.Succeeded && payment.status() != PaymentStatus.SUCCEEDED) {
                 disagreements.increment();
                 LOG.errorf("the channel charged %s but the payment was settled %s: the books disagree with the channel",

@@ -3,6 +3,7 @@ package io.payonce.reconcile;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -154,7 +155,7 @@ public class Reconciler {
 
     /** Settles on the channel's final word and wakes the duplicates waiting for this token, on every instance. */
     private Uni<Boolean> settle(Payment payment, ChargeResult word) {
-        return settlement.settle(Settlement.Target.of(payment), null, word).flatMap(settled -> {
+        return settlement.settle(Settlement.Target.of(payment), Optional.empty(), word).flatMap(settled -> {
             outcome(settled.byThisCall() ? outcomeName(word) : "settled_elsewhere");
             if (!settled.byThisCall() || payment.token() == null) {
                 return Uni.createFrom().item(true);

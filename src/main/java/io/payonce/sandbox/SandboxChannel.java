@@ -62,7 +62,7 @@ public class SandboxChannel {
             return fresh(request, SandboxBehavior.Setting.NORMAL);
         }
         return ledger.find(merchantId, request.requestNo())
-                .flatMap(existing -> existing != null ? repeat(request, existing)
+                .flatMap(existing -> existing.isPresent() ? repeat(request, existing)
                         : fresh(request, behavior.next(merchantId)));
     }
 
@@ -100,15 +100,15 @@ public class SandboxChannel {
      * process's clock may be a few milliseconds short of.
      */
     private Uni<Optional<SandboxCharge>> settled(String merchantId, String requestNo, int checksLeft) {
-        return ledger.find(merchantId, requestNo).flatMap(charge -> charge != null && charge.isPending() && checksLeft > 0
+        return ledger.find(merchantId, requestNo).flatMap(charge -> charge.isPresent() && charge.get().isPending()
+                && checksLeft > 0
                 ? after(SETTLE_CHECK_EVERY).flatMap(v -> settled(merchantId, requestNo, checksLeft - 1))
-                : Uni.createFrom().item(Optional.ofNullable(charge)));
+                : Uni.createFrom().item(charge));
     }
 
     /** A call for a number already recorded: counted, never charged again, answered with the record. */
-    private Uni<Answer> repeat(Charge request, SandboxCharge existing) {
-        return ledger.countAttempt(request.merchantId(), request.orderNo())
-                .replaceWith(answer(Optional.ofNullable(existing)));
+    private Uni<Answer> repeat(Charge request, Optional<SandboxCharge> existing) {
+        return ledger.countAttempt(request.merchantId(), request.orderNo()).replaceWith(answer(existing));
     }
 
     private static Answer answer(Optional<SandboxCharge> charge) {

@@ -1,6 +1,7 @@
 package io.payonce.sandbox;
 
 import java.time.Duration;
+import java.util.Optional;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -69,10 +70,10 @@ public class SandboxLedger {
         return db.bounded(pool.preparedQuery(COUNT_ATTEMPT).execute(Tuple.of(merchantId, orderNo))).replaceWithVoid();
     }
 
-    public Uni<SandboxCharge> find(String merchantId, String requestNo) {
+    public Uni<Optional<SandboxCharge>> find(String merchantId, String requestNo) {
         return db.bounded(pool.preparedQuery(FIND).execute(Tuple.of(merchantId, requestNo))).map(rows -> {
             var it = rows.iterator();
-            return it.hasNext() ? SandboxCharge.from(it.next()) : null;
+            return it.hasNext() ? Optional.of(SandboxCharge.from(it.next())) : Optional.empty();
         });
     }
 
@@ -97,11 +98,12 @@ public class SandboxLedger {
     public Uni<SandboxCharge> close(String merchantId, String requestNo) {
         return db.bounded(pool.preparedQuery(CLOSE).execute(Tuple.of(merchantId, requestNo)))
                 .flatMap(closed -> find(merchantId, requestNo))
-                .flatMap(found -> found != null ? Uni.createFrom().item(found)
+                .flatMap(found -> found.isPresent() ? Uni.createFrom().item(found.get())
                         // nothing arrived: fence the number; a charge arriving meanwhile wins the key and is closed again
                         : db.bounded(pool.preparedQuery(FENCE).execute(Tuple.of(merchantId, requestNo))).replaceWith(true)
                                 .onFailure(MysqlErrors::isDuplicateKey).recoverWithItem(false)
-                                .flatMap(fenced -> fenced ? find(merchantId, requestNo) : close(merchantId, requestNo)));
+                                .flatMap(fenced -> fenced ? find(merchantId, requestNo).map(Optional::orElseThrow)
+                                        : close(merchantId, requestNo)));
     }
 
     public Uni<OrderLedger> ledger(String merchantId, String orderNo) {

@@ -105,8 +105,8 @@ public class SandboxResource {
     public Uni<Response> query(@Context HttpHeaders headers, @PathParam("request_no") String requestNo) {
         String merchantId = enabledFor(headers);
         Identifiers.require("request_no", requestNo);
-        return ledger.find(merchantId, requestNo).map(charge -> charge != null
-                ? Response.ok(charge).build()
+        return ledger.find(merchantId, requestNo).map(charge -> charge.isPresent()
+                ? Response.ok(charge.get()).build()
                 : problems.response(404, "charge_not_found", "Charge not found", "no charge " + requestNo));
     }
 

@@ -21,18 +21,18 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.Optional;
 
 import jakarta.inject.Inject;
 
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-
+import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.Fixtures.PayRequest;
 import io.payonce.TestDatabase;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.channel.ChargeResult;
 import io.payonce.idempotency.StoredResponse;
 import io.quarkus.test.junit.QuarkusTest;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * The one settlement, the owner's and reconciliation's: payment, order and token move together or not
@@ -72,7 +72,7 @@ class SettlementTest {
         Settlement.Settled first = settle(processing, new ChargeResult.Succeeded("txn_first"));
         Settlement.Settled second = settle(processing, new ChargeResult.Declined("txn_second"));
 
-        Payment settled = payments.find(MERCHANT, p.requestNo()).await().atMost(BOUND);
+        Payment settled = payments.find(MERCHANT, p.requestNo()).await().atMost(BOUND).orElseThrow();
         assertAll(
                 () -> assertTrue(first.byThisCall(), "the first settlement settles"),
                 () -> assertEquals(200, first.response().status()),
@@ -129,7 +129,7 @@ class SettlementTest {
         Throwable refused = assertThrows(IllegalStateException.class,
                 () -> settle(processing, new ChargeResult.Succeeded("txn_x")));
 
-        Payment after = payments.find(MERCHANT, p.requestNo()).await().atMost(BOUND);
+        Payment after = payments.find(MERCHANT, p.requestNo()).await().atMost(BOUND).orElseThrow();
         assertAll(
                 () -> assertNotNull(refused, "the order left PAYING: an error, not a silent success"),
                 () -> assertEquals(PaymentStatus.PROCESSING, after.status(), "the payment is not settled alone"),
@@ -145,7 +145,7 @@ class SettlementTest {
         StoredResponse answer = executor.execute(
                 new PayCommand(MERCHANT, null, orderNo, requestNo, AMOUNT, CURRENCY)).await().atMost(BOUND);
 
-        Payment settled = payments.find(MERCHANT, requestNo).await().atMost(BOUND);
+        Payment settled = payments.find(MERCHANT, requestNo).await().atMost(BOUND).orElseThrow();
         assertAll(
                 () -> assertEquals(200, answer.status(), answer.body()),
                 () -> assertEquals(PaymentStatus.SUCCEEDED, settled.status()),
@@ -156,7 +156,7 @@ class SettlementTest {
     }
 
     private Settlement.Settled settle(Payment payment, ChargeResult word) {
-        return settlement.settle(Settlement.Target.of(payment), null, word).await().atMost(BOUND);
+        return settlement.settle(Settlement.Target.of(payment), Optional.empty(), word).await().atMost(BOUND);
     }
 
     private double disagreements() {
@@ -165,7 +165,7 @@ class SettlementTest {
 
     /** The request's payment record as the settlement reads it. */
     private Payment payment(PayRequest p) {
-        return payments.find(MERCHANT, p.requestNo()).await().atMost(BOUND);
+        return payments.find(MERCHANT, p.requestNo()).await().atMost(BOUND).orElseThrow();
     }
 
 }
