@@ -15,6 +15,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import io.payonce.support.AppProcess;
+import io.payonce.support.Concurrently;
+import io.payonce.support.Operations;
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
 

@@ -1,9 +1,9 @@
 package io.payonce.api;
 
-import static io.payonce.Fixtures.AMOUNT;
-import static io.payonce.Fixtures.as;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.payBody;
+import static io.payonce.support.Fixtures.AMOUNT;
+import static io.payonce.support.Fixtures.as;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.payBody;
 import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -33,7 +33,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.regex.Pattern;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Executors;
@@ -41,6 +40,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import jakarta.inject.Inject;
@@ -53,12 +53,12 @@ import org.junit.jupiter.api.function.Executable;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import io.payonce.Fixtures;
-import io.payonce.TestDatabase;
 import io.payonce.api.HostileInputGenerator.Case;
 import io.payonce.api.HostileInputGenerator.Expected;
 import io.payonce.api.HostileInputGenerator.Parts;
 import io.payonce.api.HostileInputGenerator.Targets;
+import io.payonce.support.Fixtures;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;

@@ -1,11 +1,11 @@
 package io.payonce.api;
 
-import static io.payonce.Fixtures.AMOUNT;
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.as;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.ledgerAttempts;
-import static io.payonce.Fixtures.payRequest;
+import static io.payonce.support.Fixtures.AMOUNT;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.as;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.ledgerAttempts;
+import static io.payonce.support.Fixtures.payRequest;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -30,9 +30,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import io.payonce.Fixtures;
-import io.payonce.Fixtures.PayRequest;
-import io.payonce.TestDatabase;
+import io.payonce.support.Fixtures;
+import io.payonce.support.Fixtures.PayRequest;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 

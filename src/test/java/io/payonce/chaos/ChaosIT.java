@@ -6,7 +6,7 @@ import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
 
-import io.payonce.gateway.Gateway;
+import io.payonce.support.Gateway;
 
 /**
  * The chaos run as CI runs it, against the packaged application: a minute of clients paying through the

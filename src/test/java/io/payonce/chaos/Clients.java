@@ -18,8 +18,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.payonce.chaos.History.Request;
 import io.payonce.chaos.Traffic.Route;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.Intent;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Answer;
+import io.payonce.support.PayClient.Intent;
 
 /**
  * The population of clients, as real ones behave. Each pays orders of its own, one after the other, with a

@@ -9,8 +9,9 @@ import java.util.concurrent.TimeUnit;
 
 import io.payonce.chaos.FaultSchedule.Fault;
 import io.payonce.chaos.FaultSchedule.Kind;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.Intent;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Answer;
+import io.payonce.support.PayClient.Intent;
 
 /**
  * Everything the clients saw and the faults that happened, on one clock (milliseconds since the run began):

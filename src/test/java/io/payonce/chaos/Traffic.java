@@ -5,13 +5,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 
-import io.payonce.AppProcess;
 import io.payonce.chaos.History.Attempt;
 import io.payonce.chaos.History.OrderSeen;
 import io.payonce.chaos.History.Request;
-import io.payonce.gateway.Gateway;
-import io.payonce.recovery.PayClient;
-import io.payonce.recovery.PayClient.Answer;
+import io.payonce.support.AppProcess;
+import io.payonce.support.Gateway;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Answer;
 import io.restassured.config.HttpClientConfig;
 import io.restassured.config.RestAssuredConfig;
 import io.restassured.http.ContentType;

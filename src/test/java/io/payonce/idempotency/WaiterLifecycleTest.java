@@ -1,10 +1,10 @@
 package io.payonce.idempotency;
 
-import static io.payonce.Fixtures.AMOUNT;
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.pendingOrder;
-import static io.payonce.Fixtures.token;
+import static io.payonce.support.Fixtures.AMOUNT;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.pendingOrder;
+import static io.payonce.support.Fixtures.token;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.io.OutputStream;
@@ -19,9 +19,9 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.Fixtures;
-import io.payonce.Operations;
-import io.payonce.TestDatabase;
+import io.payonce.support.Fixtures;
+import io.payonce.support.Operations;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 
 /** A waiter holds a place in the instance's wake-up registry only while it waits. */

@@ -1,13 +1,13 @@
 package io.payonce.payment;
 
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.as;
-import static io.payonce.Fixtures.ledgerCharges;
-import static io.payonce.Fixtures.orderStatus;
-import static io.payonce.Fixtures.payAnswer;
-import static io.payonce.Fixtures.payRequest;
-import static io.payonce.Fixtures.sandbox;
-import static io.payonce.Fixtures.sandboxNormal;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.as;
+import static io.payonce.support.Fixtures.ledgerCharges;
+import static io.payonce.support.Fixtures.orderStatus;
+import static io.payonce.support.Fixtures.payAnswer;
+import static io.payonce.support.Fixtures.payRequest;
+import static io.payonce.support.Fixtures.sandbox;
+import static io.payonce.support.Fixtures.sandboxNormal;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -27,10 +27,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.Fixtures;
-import io.payonce.Fixtures.Answer;
-import io.payonce.Fixtures.PayRequest;
-import io.payonce.TestDatabase;
+import io.payonce.support.Fixtures;
+import io.payonce.support.Fixtures.Answer;
+import io.payonce.support.Fixtures.PayRequest;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
 

@@ -1,16 +1,16 @@
 package io.payonce.payment;
 
-import static io.payonce.Fixtures.AMOUNT;
-import static io.payonce.Fixtures.CURRENCY;
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.ledgerCharges;
-import static io.payonce.Fixtures.orderStatus;
-import static io.payonce.Fixtures.orderVersion;
-import static io.payonce.Fixtures.pay;
-import static io.payonce.Fixtures.pendingOrder;
-import static io.payonce.Fixtures.sandboxNormal;
-import static io.payonce.Fixtures.unsettledPayment;
+import static io.payonce.support.Fixtures.AMOUNT;
+import static io.payonce.support.Fixtures.CURRENCY;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.ledgerCharges;
+import static io.payonce.support.Fixtures.orderStatus;
+import static io.payonce.support.Fixtures.orderVersion;
+import static io.payonce.support.Fixtures.pay;
+import static io.payonce.support.Fixtures.pendingOrder;
+import static io.payonce.support.Fixtures.sandboxNormal;
+import static io.payonce.support.Fixtures.unsettledPayment;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -27,11 +27,11 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.Fixtures.PayRequest;
-import io.payonce.TestDatabase;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.channel.ChargeResult;
 import io.payonce.idempotency.StoredResponse;
+import io.payonce.support.Fixtures.PayRequest;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 
 /**

@@ -1,6 +1,6 @@
 package io.payonce.reconcile;
 
-import static io.payonce.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.MERCHANT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.time.Duration;
@@ -11,7 +11,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.TestDatabase;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;

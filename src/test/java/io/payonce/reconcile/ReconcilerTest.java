@@ -1,12 +1,12 @@
 package io.payonce.reconcile;
 
-import static io.payonce.Fixtures.AMOUNT;
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.as;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.pay;
-import static io.payonce.Fixtures.pendingOrder;
-import static io.payonce.Fixtures.token;
+import static io.payonce.support.Fixtures.AMOUNT;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.as;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.pay;
+import static io.payonce.support.Fixtures.pendingOrder;
+import static io.payonce.support.Fixtures.token;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -20,10 +20,10 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.Concurrently;
-import io.payonce.Fixtures;
-import io.payonce.Fixtures.PayRequest;
-import io.payonce.TestDatabase;
+import io.payonce.support.Concurrently;
+import io.payonce.support.Fixtures;
+import io.payonce.support.Fixtures.PayRequest;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 import io.vertx.mutiny.sqlclient.Pool;

@@ -27,13 +27,15 @@ import org.junit.jupiter.api.TestClassOrder;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
-import io.payonce.AppProcess;
-import io.payonce.Operations;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.Books;
-import io.payonce.recovery.PayClient.ChannelCharge;
-import io.payonce.recovery.PayClient.Intent;
-import io.payonce.recovery.PayClient.PaymentRecord;
+import io.payonce.support.AppProcess;
+import io.payonce.support.IntentChecks;
+import io.payonce.support.Operations;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Answer;
+import io.payonce.support.PayClient.Books;
+import io.payonce.support.PayClient.ChannelCharge;
+import io.payonce.support.PayClient.Intent;
+import io.payonce.support.PayClient.PaymentRecord;
 
 /**
  * Only the channel's word settles a charge that was sent (contract sections 5 and 6): a charge the channel

@@ -9,10 +9,11 @@ import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.AppProcess;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.Books;
-import io.payonce.recovery.PayClient.Intent;
+import io.payonce.support.AppProcess;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Answer;
+import io.payonce.support.PayClient.Books;
+import io.payonce.support.PayClient.Intent;
 
 /**
  * Two instances whose clocks differ by ten minutes: W1 pays (its clock is right), W2 reconciles (its clock

@@ -22,11 +22,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
-import io.payonce.AppProcess;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.Books;
-import io.payonce.recovery.PayClient.Intent;
-import io.payonce.recovery.PayClient.Ledger;
+import io.payonce.support.AppProcess;
+import io.payonce.support.IntentChecks;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Answer;
+import io.payonce.support.PayClient.Books;
+import io.payonce.support.PayClient.Intent;
+import io.payonce.support.PayClient.Ledger;
+import io.payonce.support.Tables;
+import io.payonce.support.WorkerAndSandbox;
 
 /**
  * A worker instance W is killed with SIGKILL while payments are at three stages: (c) charged at the

@@ -25,10 +25,13 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import io.payonce.TcpProxy;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.Books;
-import io.payonce.recovery.PayClient.Intent;
+import io.payonce.support.IntentChecks;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Answer;
+import io.payonce.support.PayClient.Books;
+import io.payonce.support.PayClient.Intent;
+import io.payonce.support.TcpProxy;
+import io.payonce.support.WorkerAndSandbox;
 
 /**
  * A worker W reaches MariaDB through a TCP proxy, which is cut for two seconds in the middle of a stream

@@ -1,7 +1,7 @@
 package io.payonce.recovery;
 
-import static io.payonce.TcpProxy.daemon;
-import static io.payonce.TcpProxy.quietly;
+import static io.payonce.support.TcpProxy.daemon;
+import static io.payonce.support.TcpProxy.quietly;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -40,11 +40,14 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.function.Executable;
 
-import io.payonce.Operations;
-import io.payonce.TcpProxy;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.Books;
-import io.payonce.recovery.PayClient.Intent;
+import io.payonce.support.Operations;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Answer;
+import io.payonce.support.PayClient.Books;
+import io.payonce.support.PayClient.Intent;
+import io.payonce.support.Tables;
+import io.payonce.support.TcpProxy;
+import io.payonce.support.WorkerAndSandbox;
 import io.restassured.response.Response;
 
 /**

@@ -22,10 +22,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
-import io.payonce.AppProcess;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.Books;
-import io.payonce.recovery.PayClient.Intent;
+import io.payonce.support.AppProcess;
+import io.payonce.support.IntentChecks;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Answer;
+import io.payonce.support.PayClient.Books;
+import io.payonce.support.PayClient.Intent;
+import io.payonce.support.Tables;
+import io.payonce.support.WorkerAndSandbox;
 
 /**
  * SIGTERM to a worker W while slow payments are in flight, as an orchestrator stops an instance. The

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import io.payonce.AppProcess;
+import io.payonce.support.AppProcess;
 
 /**
  * The packaged application refuses to start with settings under which reconciliation could look at a

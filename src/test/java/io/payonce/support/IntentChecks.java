@@ -1,4 +1,4 @@
-package io.payonce.recovery;
+package io.payonce.support;
 
 import static org.junit.jupiter.api.Assertions.assertAll;
 
@@ -7,20 +7,20 @@ import java.util.function.Function;
 
 import org.junit.jupiter.api.function.Executable;
 
-import io.payonce.recovery.PayClient.Intent;
+import io.payonce.support.PayClient.Intent;
 
 /** Runs one check per payment and reports every failure at once, each named by its payment. */
-final class IntentChecks {
+public final class IntentChecks {
 
     @FunctionalInterface
-    interface Check {
+    public interface Check {
         void accept(Intent intent) throws Exception;
     }
 
     private IntentChecks() {
     }
 
-    static void assertForEach(List<Intent> intents, Function<Intent, String> label, Check check) {
+    public static void assertForEach(List<Intent> intents, Function<Intent, String> label, Check check) {
         assertAll(intents.stream().map(intent -> (Executable) () -> {
             try {
                 check.accept(intent);

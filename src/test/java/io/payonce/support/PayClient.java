@@ -1,4 +1,4 @@
-package io.payonce.recovery;
+package io.payonce.support;
 
 import static io.restassured.RestAssured.given;
 
@@ -11,7 +11,6 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
-import io.payonce.AppProcess;
 import io.restassured.config.HttpClientConfig;
 import io.restassured.config.RestAssuredConfig;
 import io.restassured.http.ContentType;
@@ -91,18 +90,18 @@ public final class PayClient {
     }
 
     /** The books of one order after the fact: the service's order and payment records, and the channel's ledger. */
-    record Books(String orderStatus, List<Map<String, String>> payments, long charges, long attempts) {
+    public record Books(String orderStatus, List<Map<String, String>> payments, long charges, long attempts) {
 
-        long paymentsFor(String requestNo) {
+        public long paymentsFor(String requestNo) {
             return payments.stream().filter(p -> requestNo.equals(p.get("request_no"))).count();
         }
 
-        String paymentStatus(String requestNo) {
+        public String paymentStatus(String requestNo) {
             return payments.stream().filter(p -> requestNo.equals(p.get("request_no"))).map(p -> p.get("status"))
                     .findFirst().orElse(null);
         }
 
-        boolean settled() {
+        public boolean settled() {
             return !"PAYING".equals(orderStatus) && payments.stream().noneMatch(p -> "PROCESSING".equals(p.get("status")));
         }
 
@@ -127,7 +126,7 @@ public final class PayClient {
     }
 
     /** A PENDING order and a fresh token for it, each with its own number. */
-    Intent newIntent() {
+    public Intent newIntent() {
         String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         String orderNo = "ord_" + suffix;
         call(CALL_TIMEOUT).body(Map.of("order_no", orderNo, "amount", AMOUNT, "currency", CURRENCY)).post("/orders")
@@ -136,7 +135,7 @@ public final class PayClient {
         return new Intent(orderNo, "req_" + suffix, token);
     }
 
-    List<Intent> newIntents(int count) {
+    public List<Intent> newIntents(int count) {
         List<Intent> intents = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             intents.add(newIntent());
@@ -145,7 +144,7 @@ public final class PayClient {
     }
 
     /** POST /pay with the intent's token; a broken connection is an answer too, never an exception. */
-    Answer pay(Intent intent) {
+    public Answer pay(Intent intent) {
         long started = System.nanoTime();
         try {
             Response r = call(PAY_TIMEOUT).header("Idempotency-Key", "\"" + intent.token() + "\"").body(intent.body())
@@ -162,7 +161,7 @@ public final class PayClient {
      * 503 or 409 request_in_progress, or no answer at all), until {@code bound} has passed; answers the
      * last answer.
      */
-    Answer payUntilFinal(Intent intent, Duration bound) throws InterruptedException {
+    public Answer payUntilFinal(Intent intent, Duration bound) throws InterruptedException {
         long deadline = System.nanoTime() + bound.toNanos();
         Answer answer = pay(intent);
         while ((answer.isRetryable() || !answer.answered() || answer.status() == 202) && System.nanoTime() < deadline) {
@@ -173,7 +172,7 @@ public final class PayClient {
     }
 
     /** {@link #payUntilFinal} on one of {@code threads}. */
-    CompletableFuture<Answer> payUntilFinalAsync(Intent intent, Duration bound, Executor threads) {
+    public CompletableFuture<Answer> payUntilFinalAsync(Intent intent, Duration bound, Executor threads) {
         return CompletableFuture.supplyAsync(() -> {
             try {
                 return payUntilFinal(intent, bound);
@@ -191,7 +190,7 @@ public final class PayClient {
     }
 
     /** Reads the books; the ledger comes from this instance's sandbox, which reads the shared ledger table. */
-    Books books(String orderNo) {
+    public Books books(String orderNo) {
         JsonPath order = call(CALL_TIMEOUT).get("/orders/" + orderNo).then().statusCode(200).extract().jsonPath();
         JsonPath ledger = call(CALL_TIMEOUT).queryParam("order_no", orderNo).get("/sandbox/charges")
                 .then().statusCode(200).extract().jsonPath();
@@ -206,7 +205,7 @@ public final class PayClient {
     }
 
     /** The transaction id the channel recorded for the request number, or null when it has no charge. */
-    String channelTxnId(String requestNo) {
+    public String channelTxnId(String requestNo) {
         Response r = call(CALL_TIMEOUT).get("/sandbox/charges/" + requestNo);
         return r.statusCode() == 200 ? r.jsonPath().getString("txn_id") : null;
     }
@@ -228,18 +227,18 @@ public final class PayClient {
     }
 
     /** A payment record as {@code GET /payments/{request_no}} shows it. */
-    record PaymentRecord(String status, String channelTxnId) {
+    public record PaymentRecord(String status, String channelTxnId) {
     }
 
     /** The same order paid again as a client does after a failure: a fresh request number and a fresh token. */
-    Intent newAttempt(Intent earlier) {
+    public Intent newAttempt(Intent earlier) {
         String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         String token = call(CALL_TIMEOUT).post("/tokens").then().statusCode(201).extract().path("token");
         return new Intent(earlier.orderNo(), "req_" + suffix, token);
     }
 
     /** The payment record of {@code requestNo}, or null when there is none. */
-    PaymentRecord payment(String requestNo) {
+    public PaymentRecord payment(String requestNo) {
         Response r = call(CALL_TIMEOUT).get("/payments/" + requestNo);
         if (r.statusCode() == 404) {
             return null;
@@ -249,7 +248,7 @@ public final class PayClient {
     }
 
     /** The payment's status, or null when there is no payment record. */
-    String paymentStatus(String requestNo) {
+    public String paymentStatus(String requestNo) {
         PaymentRecord payment = payment(requestNo);
         return payment == null ? null : payment.status();
     }
@@ -264,7 +263,7 @@ public final class PayClient {
      * merchant, order, request number and amount. A repeat of a recorded number charges nothing and tells
      * the charge's state.
      */
-    ChannelCharge chargeAtChannel(Intent intent) {
+    public ChannelCharge chargeAtChannel(Intent intent) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("merchant_id", merchant);
         body.put("order_no", intent.orderNo());

@@ -1,4 +1,4 @@
-package io.payonce.gateway;
+package io.payonce.support;
 
 import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -17,7 +17,6 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Assumptions;
 
-import io.payonce.AppProcess;
 import io.restassured.specification.RequestSpecification;
 
 /**
@@ -94,7 +93,7 @@ public final class Gateway implements AutoCloseable {
     }
 
     /** A key of the same shape as the real ones, in no key file. */
-    static String unknownKey() {
+    public static String unknownKey() {
         return randomKey();
     }
 

@@ -1,4 +1,4 @@
-package io.payonce;
+package io.payonce.support;
 
 import static io.restassured.RestAssured.given;
 

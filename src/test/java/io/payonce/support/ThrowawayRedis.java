@@ -1,4 +1,4 @@
-package io.payonce.redis;
+package io.payonce.support;
 
 import java.io.BufferedReader;
 import java.io.File;
@@ -13,7 +13,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import io.payonce.TcpProxy;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 
 /**
