@@ -391,7 +391,11 @@ class HostileInputFuzzTest {
         return null;
     }
 
-    /** An answer as read off the socket, or why none came ({@code failure}). */
+    /**
+     * An answer as read off the socket, or why none came ({@code failure}). Not the shared
+     * {@link io.payonce.support.Answer}: a hostile case is judged on raw bytes and on every header as given,
+     * repeated ones included.
+     */
     record Answer(int status, Map<String, List<String>> headers, byte[] body, String failure, boolean timedOut) {
 
         static Answer none(String failure, boolean timedOut) {

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 
 import io.payonce.idempotency.TokenService;
 import io.payonce.support.Fixtures;
-import io.payonce.support.Fixtures.PayRequest;
+import io.payonce.support.PayRequest;
 import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.payonce.support.PayClient;
-import io.payonce.support.PayClient.Answer;
+import io.payonce.support.Answer;
 
 /**
  * What an answer to {@code POST /pay} means to a client, as contract section 4 says. Bodies are read with

@@ -5,6 +5,7 @@ import static io.payonce.support.Fixtures.as;
 import static io.payonce.support.Fixtures.ledgerCharges;
 import static io.payonce.support.Fixtures.orderStatus;
 import static io.payonce.support.Fixtures.payAnswer;
+import static io.payonce.support.Fixtures.payPreferringWait;
 import static io.payonce.support.Fixtures.payRequest;
 import static io.payonce.support.Fixtures.sandbox;
 import static io.payonce.support.Fixtures.sandboxNormal;
@@ -28,8 +29,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.payonce.support.Fixtures;
-import io.payonce.support.Fixtures.Answer;
-import io.payonce.support.Fixtures.PayRequest;
+import io.payonce.support.Answer;
+import io.payonce.support.PayRequest;
 import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
@@ -187,14 +188,6 @@ class DuplicateWaitTest {
         CompletableFuture<Answer> first = CompletableFuture.supplyAsync(() -> payAnswer(request), background);
         awaitTokenInProgress(request.token());
         return first;
-    }
-
-    private static Answer payPreferringWait(PayRequest request, int seconds) {
-        long started = System.nanoTime();
-        return Answer.of(as(MERCHANT).header("Idempotency-Key", "\"" + request.token() + "\"")
-                .header("Prefer", "wait=" + seconds)
-                .body(request.body())
-                .post("/pay"), started);
     }
 
     /** Until the first execution owns the token; bounded, so a first request that never claims fails. */

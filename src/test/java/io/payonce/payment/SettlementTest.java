@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.channel.ChargeResult;
 import io.payonce.idempotency.StoredResponse;
-import io.payonce.support.Fixtures.PayRequest;
+import io.payonce.support.PayRequest;
 import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 

@@ -32,8 +32,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.support.Fixtures.Answer;
-import io.payonce.support.Fixtures.PayRequest;
+import io.payonce.support.Answer;
+import io.payonce.support.PayRequest;
 import io.payonce.support.Operations;
 import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;

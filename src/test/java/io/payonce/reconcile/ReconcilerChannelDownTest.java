@@ -11,6 +11,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import io.payonce.support.PayRequest;
 import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -45,7 +46,7 @@ class ReconcilerChannelDownTest {
 
     @Test
     void noClearAnswer_paymentStaysProcessing_retriedOnlyAfterBackoff() {
-        TestDatabase.LeftProcessing left = db.leftProcessing(MERCHANT);
+        PayRequest left = db.leftProcessing(MERCHANT);
         String orderNo = left.orderNo();
         String requestNo = left.requestNo();
 

@@ -23,11 +23,11 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
 import io.payonce.support.AppProcess;
-import io.payonce.support.IntentChecks;
+import io.payonce.support.EachRequest;
 import io.payonce.support.PayClient;
-import io.payonce.support.PayClient.Answer;
+import io.payonce.support.Answer;
 import io.payonce.support.PayClient.Books;
-import io.payonce.support.PayClient.Intent;
+import io.payonce.support.PayRequest;
 import io.payonce.support.Tables;
 import io.payonce.support.WorkerAndSandbox;
 
@@ -57,14 +57,14 @@ class GracefulShutdownIT {
     private PayClient client;
     private ExecutorService senders;
 
-    private List<Intent> inFlight;
+    private List<PayRequest> inFlight;
     /** Sent while W is in its shutdown delay, and after it. */
-    private List<Intent> late;
-    private final Map<Intent, Answer> firstAnswers = new LinkedHashMap<>();
+    private List<PayRequest> late;
+    private final Map<PayRequest, Answer> firstAnswers = new LinkedHashMap<>();
     private Answer duplicate;
     private boolean exited;
     private long exitMs;
-    private final Map<Intent, Answer> retries = new LinkedHashMap<>();
+    private final Map<PayRequest, Answer> retries = new LinkedHashMap<>();
 
     @BeforeAll
     void terminateWorkerMidPayments_thenRestartIt() throws Exception {
@@ -78,12 +78,12 @@ class GracefulShutdownIT {
         client = instances.client();
         instances.warmUp();
 
-        inFlight = client.newIntents(5);
-        late = client.newIntents(2);
+        inFlight = client.newRequests(5);
+        late = client.newRequests(2);
         senders = Executors.newFixedThreadPool(16);
-        Map<Intent, CompletableFuture<Answer>> sent = new LinkedHashMap<>();
+        Map<PayRequest, CompletableFuture<Answer>> sent = new LinkedHashMap<>();
         channel.sandbox("ok", SLOW_CHARGE_MS, inFlight.size());
-        inFlight.forEach(intent -> sent.put(intent, send(intent)));
+        inFlight.forEach(request -> sent.put(request, send(request)));
         awaitAttempts(inFlight);
         CompletableFuture<Answer> copy = send(inFlight.get(0));
         Thread.sleep(150); // the copy is waiting for the first execution now
@@ -102,7 +102,7 @@ class GracefulShutdownIT {
             firstAnswers.put(answer.getKey(), answer.getValue().get(25, TimeUnit.SECONDS));
         }
         duplicate = copy.get(25, TimeUnit.SECONDS);
-        firstAnswers.forEach((intent, answer) -> System.out.printf("%s %s%n", intent.orderNo(), answer));
+        firstAnswers.forEach((request, answer) -> System.out.printf("%s %s%n", request.orderNo(), answer));
         System.out.println("duplicate of " + inFlight.get(0).orderNo() + ": " + duplicate);
 
         if (!exited) {
@@ -110,9 +110,9 @@ class GracefulShutdownIT {
         }
         worker.env("PAYONCE_RECONCILE_MIN_AGE", "2s").start().awaitReady();
         awaitSettled(all(), Duration.ofSeconds(20));
-        Map<Intent, CompletableFuture<Answer>> retrying = new LinkedHashMap<>();
-        for (Intent intent : all()) {
-            retrying.put(intent, client.payUntilFinalAsync(intent, Duration.ofSeconds(15), senders));
+        Map<PayRequest, CompletableFuture<Answer>> retrying = new LinkedHashMap<>();
+        for (PayRequest request : all()) {
+            retrying.put(request, client.payUntilFinalAsync(request, Duration.ofSeconds(15), senders));
         }
         for (var retry : retrying.entrySet()) {
             retries.put(retry.getKey(), retry.getValue().get(40, TimeUnit.SECONDS));
@@ -140,8 +140,8 @@ class GracefulShutdownIT {
     @Test
     @Order(2)
     void inFlightOwners_finishWithTheirFinalAnswer() {
-        assertForEach(inFlight, intent -> {
-            Answer answer = firstAnswers.get(intent);
+        assertForEach(inFlight, request -> {
+            Answer answer = firstAnswers.get(request);
             assertEquals(200, answer.status(), () -> "the in-flight owner finished: " + answer);
             assertEquals("PAID", answer.field("status"));
         });
@@ -166,8 +166,8 @@ class GracefulShutdownIT {
     @Test
     @Order(4)
     void requestsArrivingDuringShutdown_areServedOrRefusedRetryably() {
-        assertForEach(late, intent -> {
-            Answer answer = firstAnswers.get(intent);
+        assertForEach(late, request -> {
+            Answer answer = firstAnswers.get(request);
             boolean served = answer.status() == 200;
             boolean refused = answer.status() == 503 && answer.retryAfter() != null;
             // a connection that reaches the listener as it closes is accepted and dropped at once (reset):
@@ -181,36 +181,36 @@ class GracefulShutdownIT {
     @Test
     @Order(5)
     void afterRestartAndRetries_everyOrderIsPaidOnceAndNothingIsHalfWritten() {
-        assertForEach(all(), intent -> {
-            Answer first = firstAnswers.get(intent);
-            Answer retry = retries.get(intent);
+        assertForEach(all(), request -> {
+            Answer first = firstAnswers.get(request);
+            Answer retry = retries.get(request);
             assertEquals(200, retry.status(), () -> "the retry is paid: " + retry + " (first answer: " + first + ")");
             if (first.status() == 200) {
                 assertEquals(first.body(), retry.body(), "the retry replays the first answer byte for byte");
                 assertTrue(retry.isReplay(), () -> "a replay: " + retry);
             }
-            Books books = channel.books(intent.orderNo());
+            Books books = channel.books(request.orderNo());
             assertEquals("PAID", books.orderStatus(), books::toString);
             assertEquals(1, books.charges(), books::toString);
             assertEquals(1, books.payments().size(), books::toString);
-            assertEquals("SUCCEEDED", books.paymentStatus(intent.requestNo()), books::toString);
-            assertEquals("COMPLETED", Tables.tokenState(MERCHANT, intent.token()), "the token holds its answer");
+            assertEquals("SUCCEEDED", books.paymentStatus(request.requestNo()), books::toString);
+            assertEquals("COMPLETED", Tables.tokenState(MERCHANT, request.token()), "the token holds its answer");
         });
     }
 
-    private List<Intent> all() {
-        List<Intent> all = new ArrayList<>(inFlight);
+    private List<PayRequest> all() {
+        List<PayRequest> all = new ArrayList<>(inFlight);
         all.addAll(late);
         return all;
     }
 
-    private CompletableFuture<Answer> send(Intent intent) {
-        return CompletableFuture.supplyAsync(() -> client.pay(intent), senders);
+    private CompletableFuture<Answer> send(PayRequest request) {
+        return CompletableFuture.supplyAsync(() -> client.pay(request), senders);
     }
 
-    private void awaitAttempts(List<Intent> intents) throws InterruptedException {
+    private void awaitAttempts(List<PayRequest> requests) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
-        while (!intents.stream().allMatch(intent -> channel.ledger(intent.orderNo()).attempts() == 1)) {
+        while (!requests.stream().allMatch(request -> channel.ledger(request.orderNo()).attempts() == 1)) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("the slow charges did not reach the channel");
             }
@@ -218,15 +218,15 @@ class GracefulShutdownIT {
         }
     }
 
-    private void awaitSettled(List<Intent> intents, Duration bound) throws InterruptedException {
+    private void awaitSettled(List<PayRequest> requests, Duration bound) throws InterruptedException {
         long deadline = System.nanoTime() + bound.toNanos();
-        Predicate<Intent> settled = intent -> channel.books(intent.orderNo()).settled();
-        while (System.nanoTime() < deadline && !intents.stream().allMatch(settled)) {
+        Predicate<PayRequest> settled = request -> channel.books(request.orderNo()).settled();
+        while (System.nanoTime() < deadline && !requests.stream().allMatch(settled)) {
             Thread.sleep(200);
         }
     }
 
-    private void assertForEach(List<Intent> intents, IntentChecks.Check check) {
-        IntentChecks.assertForEach(intents, intent -> intent.orderNo(), check);
+    private void assertForEach(List<PayRequest> requests, EachRequest.Check check) {
+        EachRequest.assertForEach(requests, request -> request.orderNo(), check);
     }
 }

@@ -6,6 +6,7 @@ import static io.payonce.support.Fixtures.ledgerAttempts;
 import static io.payonce.support.Fixtures.ledgerCharges;
 import static io.payonce.support.Fixtures.orderStatus;
 import static io.payonce.support.Fixtures.payAnswer;
+import static io.payonce.support.Fixtures.payRequest;
 import static io.payonce.support.Fixtures.pendingOrder;
 import static io.payonce.support.Fixtures.sandbox;
 import static io.payonce.support.Fixtures.sandboxNormal;
@@ -35,9 +36,11 @@ import java.util.stream.IntStream;
 
 import jakarta.inject.Inject;
 
+import io.payonce.support.Answer;
 import io.payonce.support.Concurrently;
-import io.payonce.support.Fixtures.Answer;
+import io.payonce.support.Fixtures;
 import io.payonce.support.Operations.Readiness;
+import io.payonce.support.PayRequest;
 import io.payonce.support.TestDatabase;
 import io.payonce.support.ThrowawayRedis;
 import io.quarkus.test.common.QuarkusTestResource;
@@ -97,9 +100,6 @@ class RedisFaultTest {
 
     private ExecutorService background;
 
-    private record Request(String orderNo, String token, String requestNo) {
-    }
-
     /** An answer with the instants its request was sent and its answer read. */
     private record Timed(Answer answer, long sentNanos, long doneNanos) {
     }
@@ -151,7 +151,7 @@ class RedisFaultTest {
 
     @Test
     void healthyRedisDuringStorm_staysUpInReadiness() throws Exception {
-        List<Request> requests = requests();
+        List<PayRequest> requests = requests();
         sandbox("ok", SLOW_CHANNEL_MS, ORDERS);
         double fallbacks = redisFallbacks();
         AtomicBoolean stormOver = new AtomicBoolean();
@@ -181,7 +181,7 @@ class RedisFaultTest {
 
     @Test
     void redisGoesAwayDuringStorm_outcomesUnchanged() throws Exception {
-        List<Request> requests = requests();
+        List<PayRequest> requests = requests();
         sandbox("ok", SLOW_CHANNEL_MS, ORDERS);
         double fallbacks = redisFallbacks();
 
@@ -201,7 +201,7 @@ class RedisFaultTest {
 
     @Test
     void flushAllDuringStorm_outcomesUnchanged() throws Exception {
-        List<Request> requests = requests();
+        List<PayRequest> requests = requests();
         sandbox("ok", SLOW_CHANNEL_MS, ORDERS);
         List<String> keysFlushed = new ArrayList<>();
 
@@ -209,7 +209,7 @@ class RedisFaultTest {
             keysFlushed.add(ThrowawayRedis.command("DBSIZE"));
             assertEquals("+OK", ThrowawayRedis.command("FLUSHALL"));
         });
-        List<Answer> lateCopies = requests.stream().map(r -> payAnswer(r.token(), r.orderNo(), r.requestNo()))
+        List<Answer> lateCopies = requests.stream().map(Fixtures::payAnswer)
                 .toList();
 
         assertAll(outcomes(requests, storm.answers()));
@@ -226,7 +226,7 @@ class RedisFaultTest {
 
     @Test
     void slowRedis_outcomesUnchanged() throws Exception {
-        List<Request> requests = requests();
+        List<PayRequest> requests = requests();
         sandbox("ok", SLOW_CHANNEL_MS, ORDERS);
         double fallbacks = redisFallbacks();
         ThrowawayRedis.proxy().delay(SLOW_REDIS_MS);
@@ -244,7 +244,7 @@ class RedisFaultTest {
 
     @Test
     void partitionedRedisDuringStorm_outcomesUnchanged() throws Exception {
-        List<Request> requests = requests();
+        List<PayRequest> requests = requests();
         sandbox("ok", SLOW_CHANNEL_MS, ORDERS);
         double fallbacks = redisFallbacks();
 
@@ -332,20 +332,19 @@ class RedisFaultTest {
                 + misses);
     }
 
-    private static List<Request> requests() {
-        return IntStream.range(0, ORDERS).mapToObj(i -> new Request(pendingOrder(), token(), id("req"))).toList();
+    private static List<PayRequest> requests() {
+        return IntStream.range(0, ORDERS).mapToObj(i -> payRequest()).toList();
     }
 
-    private static List<List<Timed>> storm(List<Request> requests) {
+    private static List<List<Timed>> storm(List<PayRequest> requests) {
         return storm(requests, new CountDownLatch(0), new CountDownLatch(0));
     }
 
-    private static List<List<Timed>> storm(List<Request> requests, CountDownLatch sent, CountDownLatch answered) {
+    private static List<List<Timed>> storm(List<PayRequest> requests, CountDownLatch sent, CountDownLatch answered) {
         return Concurrently.bursts(ORDERS, COPIES, THREADS, STORM_BOUND, (order, copy) -> {
-            Request r = requests.get(order);
             sent.countDown();
             long sentAt = System.nanoTime();
-            Answer answer = payAnswer(r.token(), r.orderNo(), r.requestNo());
+            Answer answer = payAnswer(requests.get(order));
             long doneAt = System.nanoTime();
             answered.countDown();
             return new Timed(answer, sentAt, doneAt);
@@ -353,7 +352,7 @@ class RedisFaultTest {
     }
 
     /** The storm, with {@code fault} striking from another thread while it runs (checked afterwards). */
-    private Storm stormWithFault(List<Request> requests, Strike when, Runnable fault) throws Exception {
+    private Storm stormWithFault(List<PayRequest> requests, Strike when, Runnable fault) throws Exception {
         CountDownLatch sent = new CountDownLatch(1);
         CountDownLatch answered = new CountDownLatch(1);
         AtomicBoolean fastPathOn = new AtomicBoolean();
@@ -391,10 +390,10 @@ class RedisFaultTest {
         return new Storm(answers, fastPathOn.get());
     }
 
-    private List<Executable> outcomes(List<Request> requests, List<List<Timed>> answers) {
+    private List<Executable> outcomes(List<PayRequest> requests, List<List<Timed>> answers) {
         List<Executable> checks = new ArrayList<>();
         for (int i = 0; i < ORDERS; i++) {
-            Request request = requests.get(i);
+            PayRequest request = requests.get(i);
             List<Answer> copies = answers.get(i).stream().map(Timed::answer).toList();
             Answer first = copies.get(0);
             checks.add(() -> assertAll(request.orderNo(),

@@ -16,7 +16,7 @@ import java.time.Duration;
 
 import jakarta.inject.Inject;
 
-import io.payonce.support.Fixtures.Answer;
+import io.payonce.support.Answer;
 import io.payonce.support.Operations.Readiness;
 import io.payonce.support.RedisUnreachable;
 import io.payonce.support.TestDatabase;

@@ -43,52 +43,6 @@ public final class PayClient {
         this.merchant = merchant;
     }
 
-    /** One payment a client means to make: its order, its own request number and its own token. */
-    public record Intent(String orderNo, String requestNo, String token) {
-        public Map<String, Object> body() {
-            Map<String, Object> body = new LinkedHashMap<>();
-            body.put("order_no", orderNo);
-            body.put("request_no", requestNo);
-            body.put("amount", AMOUNT);
-            return body;
-        }
-    }
-
-    /**
-     * What a pay call got: an HTTP answer, or ({@code status} 0) the transport error that ended it, such as
-     * the connection reset by a killed process.
-     */
-    public record Answer(int status, String body, String replayed, String retryAfter, String transportError, long elapsedMs) {
-
-        public boolean answered() {
-            return status != 0;
-        }
-
-        public String code() {
-            return status >= 400 && body != null && body.startsWith("{") ? JsonPath.from(body).getString("code") : null;
-        }
-
-        public String field(String name) {
-            return body != null && body.startsWith("{") ? JsonPath.from(body).getString(name) : null;
-        }
-
-        public boolean isReplay() {
-            return "true".equals(replayed);
-        }
-
-        /** An answer that tells the client to send the same request again with the same token. */
-        public boolean isRetryable() {
-            return (status == 503 && "temporarily_unavailable".equals(code()) && retryAfter != null)
-                    || (status == 409 && "request_in_progress".equals(code()) && retryAfter != null);
-        }
-
-        @Override
-        public String toString() {
-            return answered() ? status + (isReplay() ? " (replayed) " : " ") + body + " after " + elapsedMs + " ms"
-                    : "no answer (" + transportError + ") after " + elapsedMs + " ms";
-        }
-    }
-
     /** The books of one order after the fact: the service's order and payment records, and the channel's ledger. */
     public record Books(String orderStatus, List<Map<String, String>> payments, long charges, long attempts) {
 
@@ -126,34 +80,31 @@ public final class PayClient {
     }
 
     /** A PENDING order and a fresh token for it, each with its own number. */
-    public Intent newIntent() {
+    public PayRequest newRequest() {
         String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         String orderNo = "ord_" + suffix;
         call(CALL_TIMEOUT).body(Map.of("order_no", orderNo, "amount", AMOUNT, "currency", CURRENCY)).post("/orders")
                 .then().statusCode(201);
         String token = call(CALL_TIMEOUT).post("/tokens").then().statusCode(201).extract().path("token");
-        return new Intent(orderNo, "req_" + suffix, token);
+        return new PayRequest(orderNo, "req_" + suffix, token, AMOUNT);
     }
 
-    public List<Intent> newIntents(int count) {
-        List<Intent> intents = new ArrayList<>();
+    public List<PayRequest> newRequests(int count) {
+        List<PayRequest> requests = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            intents.add(newIntent());
+            requests.add(newRequest());
         }
-        return intents;
+        return requests;
     }
 
-    /** POST /pay with the intent's token; a broken connection is an answer too, never an exception. */
-    public Answer pay(Intent intent) {
-        long started = System.nanoTime();
-        try {
-            Response r = call(PAY_TIMEOUT).header("Idempotency-Key", "\"" + intent.token() + "\"").body(intent.body())
-                    .post("/pay");
-            return new Answer(r.statusCode(), r.asString(), r.header("Idempotent-Replayed"), r.header("Retry-After"),
-                    null, elapsedMs(started));
-        } catch (Exception e) {
-            return new Answer(0, null, null, null, e.toString(), elapsedMs(started));
-        }
+    /** POST /pay of the request; a broken connection is an answer too, never an exception. */
+    public Answer pay(PayRequest request) {
+        return Answer.of(() -> request.on(call(PAY_TIMEOUT)).post("/pay"));
+    }
+
+    /** {@link #pay} asking, with {@code Prefer: wait=N}, to wait at most {@code seconds} for a first execution. */
+    public Answer payPreferringWait(PayRequest request, int seconds, Duration timeout) {
+        return Answer.of(() -> request.on(call(timeout)).header("Prefer", "wait=" + seconds).post("/pay"));
     }
 
     /**
@@ -161,21 +112,21 @@ public final class PayClient {
      * 503 or 409 request_in_progress, or no answer at all), until {@code bound} has passed; answers the
      * last answer.
      */
-    public Answer payUntilFinal(Intent intent, Duration bound) throws InterruptedException {
+    public Answer payUntilFinal(PayRequest request, Duration bound) throws InterruptedException {
         long deadline = System.nanoTime() + bound.toNanos();
-        Answer answer = pay(intent);
+        Answer answer = pay(request);
         while ((answer.isRetryable() || !answer.answered() || answer.status() == 202) && System.nanoTime() < deadline) {
             Thread.sleep(250);
-            answer = pay(intent);
+            answer = pay(request);
         }
         return answer;
     }
 
     /** {@link #payUntilFinal} on one of {@code threads}. */
-    public CompletableFuture<Answer> payUntilFinalAsync(Intent intent, Duration bound, Executor threads) {
+    public CompletableFuture<Answer> payUntilFinalAsync(PayRequest request, Duration bound, Executor threads) {
         return CompletableFuture.supplyAsync(() -> {
             try {
-                return payUntilFinal(intent, bound);
+                return payUntilFinal(request, bound);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted", e);
@@ -231,10 +182,10 @@ public final class PayClient {
     }
 
     /** The same order paid again as a client does after a failure: a fresh request number and a fresh token. */
-    public Intent newAttempt(Intent earlier) {
+    public PayRequest newAttempt(PayRequest earlier) {
         String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         String token = call(CALL_TIMEOUT).post("/tokens").then().statusCode(201).extract().path("token");
-        return new Intent(earlier.orderNo(), "req_" + suffix, token);
+        return earlier.again("req_" + suffix, token);
     }
 
     /** The payment record of {@code requestNo}, or null when there is none. */
@@ -259,15 +210,15 @@ public final class PayClient {
     }
 
     /**
-     * Sends the intent's charge to this instance's sandbox, as the service's channel client does: same
+     * Sends the request's charge to this instance's sandbox, as the service's channel client does: same
      * merchant, order, request number and amount. A repeat of a recorded number charges nothing and tells
      * the charge's state.
      */
-    public ChannelCharge chargeAtChannel(Intent intent) {
+    public ChannelCharge chargeAtChannel(PayRequest request) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("merchant_id", merchant);
-        body.put("order_no", intent.orderNo());
-        body.put("request_no", intent.requestNo());
+        body.put("order_no", request.orderNo());
+        body.put("request_no", request.requestNo());
         body.put("amount", AMOUNT);
         body.put("currency", CURRENCY);
         return channelCharge(call(CALL_TIMEOUT).body(body).post("/sandbox/charges"));
@@ -285,7 +236,4 @@ public final class PayClient {
                 problem ? json.getString("code") : null, json.getString("txn_id"));
     }
 
-    private static long elapsedMs(long startedNanos) {
-        return (System.nanoTime() - startedNanos) / 1_000_000;
-    }
 }

@@ -73,16 +73,12 @@ public class TestDatabase {
         return state == null || "AVAILABLE".equals(state);
     }
 
-    /** An order and its payment as a crash between the charge and its settlement leaves them. */
-    public record LeftProcessing(String orderNo, String requestNo) {
-    }
-
     /**
      * A PAYING order of 1999 USD with a PROCESSING payment without token, a minute old and leased to nobody:
      * the state a crash between the charge and its settlement leaves for reconciliation.
      */
-    public LeftProcessing leftProcessing(String merchantId) {
-        LeftProcessing left = new LeftProcessing(Fixtures.id("ord"), Fixtures.id("req"));
+    public PayRequest leftProcessing(String merchantId) {
+        PayRequest left = new PayRequest(Fixtures.id("ord"), Fixtures.id("req"), null, 1999);
         execute("INSERT INTO orders (merchant_id, order_no, amount, currency, status, version, created_at, updated_at)"
                 + " VALUES (?, ?, 1999, 'USD', 'PAYING', 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))", merchantId, left.orderNo());
         execute("INSERT INTO payments (merchant_id, request_no, order_no, token, amount, currency, status,"

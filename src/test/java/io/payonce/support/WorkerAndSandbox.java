@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.io.IOException;
 
-import io.payonce.support.PayClient.Intent;
 
 /**
  * The two instances every recovery test starts: a worker W, which the test kills, stops or cuts off, and an
@@ -63,10 +62,10 @@ public final class WorkerAndSandbox implements AutoCloseable {
     }
 
     /** One payment through W, so what the test does next finds W past its first, slow requests. */
-    public Intent warmUp() {
-        Intent intent = client.newIntent();
-        assertEquals(200, client.pay(intent).status(), "a warm-up payment");
-        return intent;
+    public PayRequest warmUp() {
+        PayRequest request = client.newRequest();
+        assertEquals(200, client.pay(request).status(), "a warm-up payment");
+        return request;
     }
 
     /** W first, then S. */
