@@ -30,6 +30,7 @@ import org.junit.jupiter.api.Test;
 
 import io.payonce.support.Fixtures;
 import io.payonce.support.Answer;
+import io.payonce.support.Await;
 import io.payonce.support.PayRequest;
 import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
@@ -183,21 +184,12 @@ class DuplicateWaitTest {
     }
 
     /** The first execution of {@code request}, sent in the background: a slow charge, its token claimed. */
-    private CompletableFuture<Answer> slowFirstExecution(PayRequest request) throws InterruptedException {
+    private CompletableFuture<Answer> slowFirstExecution(PayRequest request) {
         sandbox("ok", SLOW_CHARGE_MS, 1);
         CompletableFuture<Answer> first = CompletableFuture.supplyAsync(() -> payAnswer(request), background);
-        awaitTokenInProgress(request.token());
+        // bounded, so a first request that never claims fails
+        Await.until("the first request to claim its token", Duration.ofSeconds(5),
+                () -> "IN_PROGRESS".equals(db.tokenState(MERCHANT, request.token())));
         return first;
-    }
-
-    /** Until the first execution owns the token; bounded, so a first request that never claims fails. */
-    private void awaitTokenInProgress(String token) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (!"IN_PROGRESS".equals(db.tokenState(MERCHANT, token))) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the first request never claimed its token");
-            }
-            Thread.sleep(5);
-        }
     }
 }

@@ -20,8 +20,10 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import io.payonce.support.Await;
 import io.payonce.support.Concurrently;
 import io.payonce.support.Fixtures;
+import io.payonce.support.Operations;
 import io.payonce.support.PayRequest;
 import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
@@ -205,18 +207,8 @@ class ReconcilerTest {
     }
 
     private void awaitChannelState(String requestNo, String state) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (!state.equals(channelState(requestNo))) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the channel never said " + state + " of " + requestNo);
-            }
-            try {
-                Thread.sleep(100);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
+        Await.until("the channel to say " + state + " of " + requestNo, Duration.ofSeconds(10),
+                () -> channelState(requestNo), state::equals);
     }
 
     @Test
@@ -235,7 +227,8 @@ class ReconcilerTest {
         CompletableFuture<Response> waiting = CompletableFuture.supplyAsync(() -> as(MERCHANT)
                 .header("Idempotency-Key", p.token()).header("Prefer", "wait=8")
                 .body(p.body()).post("/pay"));
-        Thread.sleep(500);
+        Await.until("the duplicate to wait", Duration.ofSeconds(5),
+                () -> Operations.metric("payonce_idempotency_waiters") >= 1);
 
         run();
 

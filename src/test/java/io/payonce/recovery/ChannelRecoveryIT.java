@@ -14,7 +14,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -28,6 +27,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
 import io.payonce.support.AppProcess;
+import io.payonce.support.Await;
 import io.payonce.support.EachRequest;
 import io.payonce.support.Operations;
 import io.payonce.support.PayClient;
@@ -159,6 +159,7 @@ class ChannelRecoveryIT {
             // a duplicate on the other instance waits for the settlement (or its wait bound)
             CompletableFuture<Answer> duplicate = CompletableFuture.supplyAsync(() -> other.pay(request), senders);
             List<String> whilePending = new ArrayList<>();
+            // a sample every 250 ms for as long as the channel holds the charge: watched, not awaited
             while (elapsedMs(sent) < SLOW_ACCEPT_MS - 1_000) {
                 whilePending.add("payment " + client.paymentStatus(request.requestNo()) + ", channel "
                         + channel.queryCharge(request.requestNo()).status());
@@ -168,7 +169,7 @@ class ChannelRecoveryIT {
                     () -> "while the channel held the charge the payment stayed PROCESSING: " + whilePending);
 
             // then: once the charge takes effect, reconciliation pays the order, once
-            assertTrue(within(SETTLE_BOUND, () -> !"PROCESSING".equals(client.paymentStatus(request.requestNo()))),
+            assertTrue(Await.upTo(SETTLE_BOUND, () -> !"PROCESSING".equals(client.paymentStatus(request.requestNo()))),
                     "settled within " + SETTLE_BOUND);
             PaymentRecord payment = client.payment(request.requestNo());
             String txnId = channel.queryCharge(request.requestNo()).txnId();
@@ -235,7 +236,7 @@ class ChannelRecoveryIT {
                     copies.put(request, sent);
                 }
                 List<PayRequest> sentNow = group.getValue();
-                assertTrue(within(Duration.ofSeconds(4), () -> sentNow.stream()
+                assertTrue(Await.upTo(Duration.ofSeconds(4), () -> sentNow.stream()
                         .allMatch(request -> channel.queryCharge(request.requestNo()).httpStatus() == 200)),
                         () -> group.getKey() + " charges recorded at the channel the moment they arrived");
             }
@@ -248,7 +249,7 @@ class ChannelRecoveryIT {
                 answers.put(sent.getKey(), got);
             }
             // bounded; the checks below judge whatever is left unsettled
-            within(SETTLE_BOUND, () -> all.stream().allMatch(request -> channel.books(request.orderNo()).settled()));
+            Await.upTo(SETTLE_BOUND, () -> all.stream().allMatch(request -> channel.books(request.orderNo()).settled()));
 
             // then
             Map<PayRequest, Books> books = new LinkedHashMap<>();
@@ -369,9 +370,10 @@ class ChannelRecoveryIT {
             // when: it is paid, and the instance is killed 1.5 s later, the charge still PENDING
             long sent = System.nanoTime();
             CompletableFuture<Answer> first = CompletableFuture.supplyAsync(() -> client.pay(request), senders);
-            assertTrue(within(Duration.ofMillis(KILL_AFTER_MS - 300),
+            assertTrue(Await.upTo(Duration.ofMillis(KILL_AFTER_MS - 300),
                     () -> observer.queryCharge(request.requestNo()).is("PENDING")),
                     () -> "the charge arrived and is pending: " + observer.queryCharge(request.requestNo()));
+            // the kill lands while the charge is pending and before any reconciler may look at it
             Thread.sleep(Math.max(0, KILL_AFTER_MS - elapsedMs(sent)));
             instance.kill();
             ChannelCharge atKill = observer.queryCharge(request.requestNo());
@@ -388,7 +390,7 @@ class ChannelRecoveryIT {
             assertTrue(readAtMs < CHARGE_MS - 300, () -> "read before the charge's time, at " + readAtMs + " ms");
             assertTrue(atKill.is("PENDING"), () -> "pending when the instance died: " + atKill);
             assertEquals(0, ledgerAtKill.charges(), () -> "no charge yet: " + ledgerAtKill);
-            assertTrue(within(Duration.ofMillis(CHARGE_MS + 5_000),
+            assertTrue(Await.upTo(Duration.ofMillis(CHARGE_MS + 5_000),
                     () -> observer.queryCharge(request.requestNo()).is("SUCCEEDED")),
                     () -> "the charge took effect with its receiver dead: " + observer.queryCharge(request.requestNo()));
             assertEquals(1, observer.ledger(request.orderNo()).charges(), "one charge");
@@ -397,7 +399,7 @@ class ChannelRecoveryIT {
             instance.start().awaitReady();
 
             // then: reconciliation pays the order from the channel's record, and a retry gets the 200
-            assertTrue(within(SETTLE_BOUND, () -> !"PROCESSING".equals(client.paymentStatus(request.requestNo()))),
+            assertTrue(Await.upTo(SETTLE_BOUND, () -> !"PROCESSING".equals(client.paymentStatus(request.requestNo()))),
                     "settled within " + SETTLE_BOUND);
             PaymentRecord payment = client.payment(request.requestNo());
             assertEquals("SUCCEEDED", payment.status(), () -> "as the channel charged: " + payment);
@@ -454,7 +456,7 @@ class ChannelRecoveryIT {
             // when: it is paid, and reconciliation runs past the give-up age
             Answer first = client.pay(request);
             assertEquals(202, first.status(), () -> "outcome unknown: " + first);
-            assertTrue(within(SETTLE_BOUND, () -> !"PROCESSING".equals(client.paymentStatus(request.requestNo()))),
+            assertTrue(Await.upTo(SETTLE_BOUND, () -> !"PROCESSING".equals(client.paymentStatus(request.requestNo()))),
                     () -> "settled within " + SETTLE_BOUND + ": " + client.payment(request.requestNo()));
 
             // then: closed at the channel, reported as not completed, nothing charged
@@ -491,18 +493,6 @@ class ChannelRecoveryIT {
     /** An answer the client keeps: neither "still running" (202, 409 request_in_progress, 503) nor none. */
     private static boolean isFinal(Answer answer) {
         return answer.answered() && answer.status() != 202 && !answer.isRetryable();
-    }
-
-    /** Polls {@code condition} until it holds or {@code bound} has passed; answers whether it held. */
-    private static boolean within(Duration bound, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + bound.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                return false;
-            }
-            Thread.sleep(200);
-        }
-        return true;
     }
 
     private static long elapsedMs(long startedNanos) {

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import io.payonce.support.AppProcess;
+import io.payonce.support.Await;
 import io.payonce.support.PayClient;
 import io.payonce.support.Answer;
 import io.payonce.support.PayClient.Books;
@@ -69,7 +70,7 @@ class ClockSkewIT {
         long sentAt = System.nanoTime();
         assertEquals(202, first.status(), () -> "W1 gave up waiting for the slow charge: " + first);
 
-        // while the channel holds the charge, W2 runs every second and must never settle it
+        // while the channel holds the charge, W2 runs every second and must never settle it: watched, not awaited
         while (System.nanoTime() - sentAt < Duration.ofMillis(SLOW_CHARGE_MS - 1_500).toNanos()) {
             Books books = channel.books(request.orderNo());
             assertEquals("PROCESSING", books.paymentStatus(request.requestNo()), () -> "settled early: " + books);
@@ -85,13 +86,8 @@ class ClockSkewIT {
         assertEquals("true", retry.replayed(), "a replay of the settled answer");
     }
 
-    private static Books awaitSettled(PayClient channel, PayRequest request, Duration bound) throws InterruptedException {
-        long deadline = System.nanoTime() + bound.toNanos();
-        Books books = channel.books(request.orderNo());
-        while (!books.settled() && System.nanoTime() < deadline) {
-            Thread.sleep(250);
-            books = channel.books(request.orderNo());
-        }
-        return books;
+    /** The books once the order is settled, or as they are at {@code bound}. */
+    private static Books awaitSettled(PayClient channel, PayRequest request, Duration bound) {
+        return Await.upTo(bound, () -> channel.books(request.orderNo()), Books::settled);
     }
 }

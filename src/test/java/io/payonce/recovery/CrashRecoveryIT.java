@@ -23,6 +23,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
 import io.payonce.support.AppProcess;
+import io.payonce.support.Await;
 import io.payonce.support.EachRequest;
 import io.payonce.support.PayClient;
 import io.payonce.support.Answer;
@@ -94,6 +95,7 @@ class CrashRecoveryIT {
         channel.sandbox("ok", SLOW_CHARGE_MS, duringCharge.size() + justSent.size());
         duringCharge.forEach(request -> inFlight.put(request, send(request)));
         awaitLedger(duringCharge, ledger -> ledger.attempts() == 1, "the slow charges to arrive");
+        // W dies this far into the slow charges
         Thread.sleep(INTO_THE_CHARGE_MS);
 
         // (a) on their way to W, sent 70, 30, 10 and 0 ms before it dies, so they die at different early steps
@@ -164,12 +166,10 @@ class CrashRecoveryIT {
      */
     @Test
     @Order(3)
-    void afterReconciliationAndLeaseExpiry_noTokenIsLeftInProgress() throws InterruptedException {
-        long deadline = System.nanoTime() + LEASE.plusSeconds(3).toNanos();
-        while (System.nanoTime() < deadline && all().stream()
-                .anyMatch(request -> "IN_PROGRESS".equals(Tables.tokenState(MERCHANT, request.token())))) {
-            Thread.sleep(200);
-        }
+    void afterReconciliationAndLeaseExpiry_noTokenIsLeftInProgress() {
+        // bounded; the checks below judge whatever is left in progress
+        Await.upTo(LEASE.plusSeconds(3), () -> all().stream()
+                .noneMatch(request -> "IN_PROGRESS".equals(Tables.tokenState(MERCHANT, request.token()))));
         assertForEach(all(), request -> {
             String state = Tables.tokenState(MERCHANT, request.token());
             Books books = afterRecovery.get(request);
@@ -276,24 +276,14 @@ class CrashRecoveryIT {
         return CompletableFuture.supplyAsync(() -> client.pay(request), senders);
     }
 
-    private void awaitLedger(List<PayRequest> requests, Predicate<Ledger> condition, String what)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
-        while (!requests.stream().allMatch(request -> condition.test(channel.ledger(request.orderNo())))) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(20);
-        }
+    private void awaitLedger(List<PayRequest> requests, Predicate<Ledger> condition, String what) {
+        Await.until(what, Duration.ofSeconds(3),
+                () -> requests.stream().allMatch(request -> condition.test(channel.ledger(request.orderNo()))));
     }
 
-    /** Polls the books until every order is settled or the bound has passed; the tests judge what is left. */
-    private void awaitSettled(List<PayRequest> requests, Duration bound) throws InterruptedException {
-        long deadline = System.nanoTime() + bound.toNanos();
-        while (System.nanoTime() < deadline
-                && !requests.stream().allMatch(request -> channel.books(request.orderNo()).settled())) {
-            Thread.sleep(200);
-        }
+    /** Until every order is settled or the bound has passed; the tests judge what is left. */
+    private void awaitSettled(List<PayRequest> requests, Duration bound) {
+        Await.upTo(bound, () -> requests.stream().allMatch(request -> channel.books(request.orderNo()).settled()));
     }
 
     private void report() {

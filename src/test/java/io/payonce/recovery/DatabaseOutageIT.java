@@ -25,6 +25,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import io.payonce.support.Await;
 import io.payonce.support.EachRequest;
 import io.payonce.support.PayClient;
 import io.payonce.support.Answer;
@@ -305,12 +306,9 @@ class DatabaseOutageIT {
         return answers.values().stream().collect(Collectors.groupingBy(Answer::status, Collectors.counting())).toString();
     }
 
-    private void awaitSettled(Duration bound) throws InterruptedException {
-        long deadline = System.nanoTime() + bound.toNanos();
-        while (System.nanoTime() < deadline
-                && !requests.stream().allMatch(request -> channel.books(request.orderNo()).settled())) {
-            Thread.sleep(200);
-        }
+    /** Until every order is settled or the bound has passed; the tests judge what is left. */
+    private void awaitSettled(Duration bound) {
+        Await.upTo(bound, () -> requests.stream().allMatch(request -> channel.books(request.orderNo()).settled()));
     }
 
     private void assertForEach(List<PayRequest> requests, EachRequest.Check check) {

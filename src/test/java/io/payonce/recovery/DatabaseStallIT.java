@@ -40,6 +40,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.function.Executable;
 
+import io.payonce.support.Await;
 import io.payonce.support.Operations;
 import io.payonce.support.PayClient;
 import io.payonce.support.Answer;
@@ -158,6 +159,7 @@ class DatabaseStallIT {
         try {
             awaitBooks(request, books -> books.paymentsFor(request.requestNo()) == 1, Duration.ofSeconds(5),
                     "the opening transaction to commit");
+            // the database stays out of reach a moment longer, as a real cut does
             Thread.sleep(200);
         } finally {
             database.restore();
@@ -221,6 +223,7 @@ class DatabaseStallIT {
                     () -> client.payPreferringWait(request, waitSeconds, Duration.ofSeconds(30)), senders));
         }
         awaitWaiters();
+        // time for the other duplicates to start waiting too: the metric counts tokens waited for, not waiters
         Thread.sleep(100);
         assertFalse(owner.isDone(), "the owner answered before the database stalled");
 
@@ -303,6 +306,7 @@ class DatabaseStallIT {
         assertTrue(silenceMs >= 1_200, () -> "the silence spans a reconciliation tick: " + silenceMs + " ms");
         int silencedBefore = relay.silenced();
         relay.silenceFor(Duration.ofMillis(silenceMs));
+        // the silence runs its whole window: it is the fault under test
         Thread.sleep(silenceMs);
         int silenced = relay.silenced() - silencedBefore;
         Books settled = awaitSettled(request);
@@ -330,39 +334,18 @@ class DatabaseStallIT {
     }
 
     /** Until W has a duplicate waiting; the metric counts tokens waited for on W. */
-    private void awaitWaiters() throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (Operations.metricSum(instances.worker().port(), "payonce_idempotency_waiters") < 1) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("no duplicate waiting on W within 5 s");
-            }
-            Thread.sleep(20);
-        }
+    private void awaitWaiters() {
+        Await.until("a duplicate waiting on W", Duration.ofSeconds(5),
+                () -> Operations.metricSum(instances.worker().port(), "payonce_idempotency_waiters") >= 1);
     }
 
-    private Books awaitBooks(PayRequest request, Predicate<Books> condition, Duration bound, String what)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + bound.toNanos();
-        Books books = channel.books(request.orderNo());
-        while (!condition.test(books)) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("waited " + bound + " for " + what + "; " + books);
-            }
-            Thread.sleep(20);
-            books = channel.books(request.orderNo());
-        }
-        return books;
+    private Books awaitBooks(PayRequest request, Predicate<Books> condition, Duration bound, String what) {
+        return Await.until(what, bound, () -> channel.books(request.orderNo()), condition);
     }
 
     /** The books once nothing is PAYING or PROCESSING, or as they are at {@link #SETTLE_BOUND}. */
-    private Books awaitSettled(PayRequest request) throws InterruptedException {
-        long deadline = System.nanoTime() + SETTLE_BOUND.toNanos();
-        Books books = channel.books(request.orderNo());
-        while (!books.settled() && System.nanoTime() < deadline) {
-            Thread.sleep(200);
-            books = channel.books(request.orderNo());
-        }
-        return books;
+    private Books awaitSettled(PayRequest request) {
+        return Await.upTo(SETTLE_BOUND, () -> channel.books(request.orderNo()), Books::settled);
     }
 
     /**

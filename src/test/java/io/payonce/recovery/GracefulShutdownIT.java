@@ -12,7 +12,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -23,6 +22,8 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
 import io.payonce.support.AppProcess;
+import io.payonce.support.Await;
+import io.payonce.support.Operations;
 import io.payonce.support.EachRequest;
 import io.payonce.support.PayClient;
 import io.payonce.support.Answer;
@@ -86,10 +87,12 @@ class GracefulShutdownIT {
         inFlight.forEach(request -> sent.put(request, send(request)));
         awaitAttempts(inFlight);
         CompletableFuture<Answer> copy = send(inFlight.get(0));
-        Thread.sleep(150); // the copy is waiting for the first execution now
+        Await.until("the copy to wait for the first execution", Duration.ofSeconds(5),
+                () -> Operations.metricSum(worker.port(), "payonce_idempotency_waiters") >= 1);
 
         long sigterm = System.nanoTime();
         worker.terminate();
+        // the late requests are timed against the shutdown delay: one inside it, one after it
         Thread.sleep(300);
         sent.put(late.get(0), send(late.get(0))); // inside the shutdown delay
         Thread.sleep(1_000);
@@ -208,22 +211,14 @@ class GracefulShutdownIT {
         return CompletableFuture.supplyAsync(() -> client.pay(request), senders);
     }
 
-    private void awaitAttempts(List<PayRequest> requests) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
-        while (!requests.stream().allMatch(request -> channel.ledger(request.orderNo()).attempts() == 1)) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the slow charges did not reach the channel");
-            }
-            Thread.sleep(20);
-        }
+    private void awaitAttempts(List<PayRequest> requests) {
+        Await.until("the slow charges to reach the channel", Duration.ofSeconds(3),
+                () -> requests.stream().allMatch(request -> channel.ledger(request.orderNo()).attempts() == 1));
     }
 
-    private void awaitSettled(List<PayRequest> requests, Duration bound) throws InterruptedException {
-        long deadline = System.nanoTime() + bound.toNanos();
-        Predicate<PayRequest> settled = request -> channel.books(request.orderNo()).settled();
-        while (System.nanoTime() < deadline && !requests.stream().allMatch(settled)) {
-            Thread.sleep(200);
-        }
+    /** Until every order is settled or the bound has passed; the tests judge what is left. */
+    private void awaitSettled(List<PayRequest> requests, Duration bound) {
+        Await.upTo(bound, () -> requests.stream().allMatch(request -> channel.books(request.orderNo()).settled()));
     }
 
     private void assertForEach(List<PayRequest> requests, EachRequest.Check check) {

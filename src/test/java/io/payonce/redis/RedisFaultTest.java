@@ -157,6 +157,7 @@ class RedisFaultTest {
         AtomicBoolean stormOver = new AtomicBoolean();
         CompletableFuture<List<String>> seen = CompletableFuture.supplyAsync(() -> {
             List<String> states = new ArrayList<>();
+            // a sample every 50 ms for as long as the storm lasts: readiness is watched, not awaited
             for (int i = 0; i < 300 && !stormOver.get(); i++) {
                 states.add(readiness().redis());
                 sleepQuietly(50);
@@ -271,6 +272,7 @@ class RedisFaultTest {
         double mysqlReplays = replays("mysql");
         sandbox("ok", SLOW_CHARGE_MS, 1);
         CompletableFuture<Timed> first = timedInBackground(token, orderNo, requestNo);
+        // the spacing that puts the first answer inside the waiter's longest back-off sleep
         Thread.sleep(DUPLICATE_AFTER_MS);
         CompletableFuture<Timed> duplicate = timedInBackground(token, orderNo, requestNo);
 
@@ -363,6 +365,7 @@ class RedisFaultTest {
                     throw new IllegalStateException("the storm never reached the strike");
                 }
                 if (when == Strike.EARLY) {
+                    // spacing the fault into the storm
                     Thread.sleep(FAULT_AFTER_MS);
                 }
             } catch (InterruptedException e) {

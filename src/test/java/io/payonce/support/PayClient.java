@@ -112,26 +112,14 @@ public final class PayClient {
      * 503 or 409 request_in_progress, or no answer at all), until {@code bound} has passed; answers the
      * last answer.
      */
-    public Answer payUntilFinal(PayRequest request, Duration bound) throws InterruptedException {
-        long deadline = System.nanoTime() + bound.toNanos();
-        Answer answer = pay(request);
-        while ((answer.isRetryable() || !answer.answered() || answer.status() == 202) && System.nanoTime() < deadline) {
-            Thread.sleep(250);
-            answer = pay(request);
-        }
-        return answer;
+    public Answer payUntilFinal(PayRequest request, Duration bound) {
+        return Await.upTo(bound, () -> pay(request),
+                answer -> !answer.isRetryable() && answer.answered() && answer.status() != 202);
     }
 
     /** {@link #payUntilFinal} on one of {@code threads}. */
     public CompletableFuture<Answer> payUntilFinalAsync(PayRequest request, Duration bound, Executor threads) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                return payUntilFinal(request, bound);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted", e);
-            }
-        }, threads);
+        return CompletableFuture.supplyAsync(() -> payUntilFinal(request, bound), threads);
     }
 
     /** The next {@code count} charges at this instance's sandbox take {@code mode} after {@code latencyMs}. */
