@@ -28,6 +28,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.payonce.idempotency.TokenService;
+import io.payonce.order.OrderStatus;
 import io.payonce.support.Fixtures;
 import io.payonce.support.PayRequest;
 import io.payonce.support.TestDatabase;
@@ -192,9 +193,7 @@ class PayContractTest {
 
     @Test
     void orderPayingUnderAnotherRequest_returns409OrderNotPayable() {
-        String orderNo = pendingOrder();
-        db.execute("UPDATE orders SET status = 'PAYING', version = version + 1 WHERE merchant_id = ? AND order_no = ?",
-                MERCHANT, orderNo);
+        String orderNo = db.orderIn(OrderStatus.PAYING);
 
         pay(token(), orderNo, id("req")).then().statusCode(409).body("code", equalTo("order_not_payable"));
         assertEquals(0, db.payments(MERCHANT, orderNo));

@@ -10,7 +10,6 @@ import static io.payonce.support.Fixtures.orderVersion;
 import static io.payonce.support.Fixtures.pay;
 import static io.payonce.support.Fixtures.pendingOrder;
 import static io.payonce.support.Fixtures.sandboxNormal;
-import static io.payonce.support.Fixtures.unsettledPayment;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -66,7 +65,7 @@ class SettlementTest {
 
     @Test
     void secondSettlementOfOnePayment_changesNothing_andAnswersWhatTheFirstStored() {
-        PayRequest p = unsettledPayment();
+        PayRequest p = db.paymentProcessing();
         Payment processing = payment(p);
 
         Settlement.Settled first = settle(processing, new ChargeResult.Succeeded("txn_first"));
@@ -92,7 +91,7 @@ class SettlementTest {
     /** This must never happen (only the channel's word settles), and if it does, an operator hears of it. */
     @Test
     void successArrivingForAPaymentSettledFailed_isCountedAsADisagreement() {
-        PayRequest p = unsettledPayment();
+        PayRequest p = db.paymentProcessing();
         Payment processing = payment(p);
         double before = disagreements();
         settle(processing, new ChargeResult.Declined("txn_declined"));
@@ -108,7 +107,7 @@ class SettlementTest {
 
     @Test
     void closedAtTheChannel_settlesFailed_withPaymentNotCompleted() {
-        PayRequest p = unsettledPayment();
+        PayRequest p = db.paymentProcessing();
 
         Settlement.Settled closed = settle(payment(p), new ChargeResult.Closed());
 
@@ -121,7 +120,7 @@ class SettlementTest {
 
     @Test
     void settlementWhoseOrderMovedUnderIt_writesNothing() {
-        PayRequest p = unsettledPayment();
+        PayRequest p = db.paymentProcessing();
         Payment processing = payment(p);
         // a writer outside the state machine's rules: the settlement's version check must refuse
         db.execute("UPDATE orders SET status = 'PENDING', version = version + 1 WHERE order_no = ?", p.orderNo());

@@ -1,6 +1,5 @@
 package io.payonce.reconcile;
 
-import static io.payonce.support.Fixtures.MERCHANT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.time.Duration;
@@ -46,7 +45,7 @@ class ReconcilerChannelDownTest {
 
     @Test
     void noClearAnswer_paymentStaysProcessing_retriedOnlyAfterBackoff() {
-        PayRequest left = db.leftProcessing(MERCHANT);
+        PayRequest left = db.paymentProcessingWithoutToken(Duration.ofMinutes(1));
         String orderNo = left.orderNo();
         String requestNo = left.requestNo();
 

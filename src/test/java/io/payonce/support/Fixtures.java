@@ -9,7 +9,10 @@ import io.restassured.http.ContentType;
 import io.restassured.response.Response;
 import io.restassured.specification.RequestSpecification;
 
-/** Starts a test from any state through the real HTTP API. */
+/**
+ * Starts a test through the real HTTP API: orders, tokens, pay calls, the sandbox's behaviour and ledger.
+ * {@link TestDatabase} puts rows straight into a state where a test is about what comes after.
+ */
 public final class Fixtures {
 
     public static final String MERCHANT = "merchant_a";
@@ -61,17 +64,6 @@ public final class Fixtures {
         return new PayRequest(orderNo, id("req"), token, AMOUNT);
     }
 
-    /**
-     * A fresh request paid while the sandbox accepts the charge and its answer times out: a 202, the
-     * payment left PROCESSING and the token IN_PROGRESS, the charge in the ledger.
-     */
-    public static PayRequest unsettledPayment() {
-        PayRequest request = payRequest();
-        sandbox("timeout_after_accept", 0, 1);
-        pay(request).then().statusCode(202);
-        return request;
-    }
-
     /** Its body for {@code amount}, without a token; a new map each time, for a test to add to. */
     public static Map<String, Object> payBody(String orderNo, String requestNo, long amount) {
         return new PayRequest(orderNo, requestNo, null, amount).body();
@@ -112,6 +104,15 @@ public final class Fixtures {
 
     public static void sandboxNormal() {
         sandbox("ok", 0, 0);
+    }
+
+    /**
+     * The request's charge sent to the sandbox as the service's channel client sends it, so the channel holds
+     * it whatever became of the payment; the sandbox's behaviour decides its outcome, which is answered.
+     */
+    public static String chargeAtChannel(PayRequest request) {
+        return as(MERCHANT).body(request.charge(MERCHANT, CURRENCY)).post("/sandbox/charges")
+                .then().statusCode(200).extract().path("status");
     }
 
     /** Distinct successful charges the sandbox holds for the order. */

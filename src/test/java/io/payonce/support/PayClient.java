@@ -4,7 +4,6 @@ import static io.restassured.RestAssured.given;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -203,13 +202,7 @@ public final class PayClient {
      * the charge's state.
      */
     public ChannelCharge chargeAtChannel(PayRequest request) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("merchant_id", merchant);
-        body.put("order_no", request.orderNo());
-        body.put("request_no", request.requestNo());
-        body.put("amount", AMOUNT);
-        body.put("currency", CURRENCY);
-        return channelCharge(call(CALL_TIMEOUT).body(body).post("/sandbox/charges"));
+        return channelCharge(call(CALL_TIMEOUT).body(request.charge(merchant, CURRENCY)).post("/sandbox/charges"));
     }
 
     private static ChannelCharge channelCharge(Response r) {

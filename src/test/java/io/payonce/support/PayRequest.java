@@ -20,6 +20,17 @@ public record PayRequest(String orderNo, String requestNo, String token, long am
         return body;
     }
 
+    /** The charge the service's channel client sends for this request: same merchant, numbers and amount. */
+    public Map<String, Object> charge(String merchantId, String currency) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("merchant_id", merchantId);
+        body.put("order_no", orderNo);
+        body.put("request_no", requestNo);
+        body.put("amount", amount);
+        body.put("currency", currency);
+        return body;
+    }
+
     /** The same order paid again as a client does after a failure: a fresh request number and a fresh token. */
     public PayRequest again(String newRequestNo, String newToken) {
         return new PayRequest(orderNo, newRequestNo, newToken, amount);

@@ -4,16 +4,25 @@ import java.time.Duration;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import io.payonce.idempotency.Fingerprint;
+import io.payonce.order.OrderStatus;
 import io.quarkus.redis.datasource.RedisDataSource;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.Tuple;
 
-/** Direct SQL for tests: cleaning tables before each test and counting rows after it. */
+/**
+ * Direct SQL for tests: cleaning tables before each test, putting rows straight into the state a test starts
+ * from when it is about what comes after, and counting rows after it.
+ */
 @ApplicationScoped
 public class TestDatabase {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    /** payonce.idempotency.lease as the test profile leaves it. */
+    private static final Duration OWNERS_LEASE = Duration.ofSeconds(30);
+    /** A time on the database's clock, as the service sets ages and leases: now plus a number of microseconds. */
+    private static final String FROM_NOW = "DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND)";
     private static final String[] TABLES = { "payments", "orders", "idempotency_tokens", "sandbox_charges",
             "sandbox_attempts" };
 
@@ -74,17 +83,85 @@ public class TestDatabase {
     }
 
     /**
-     * A PAYING order of 1999 USD with a PROCESSING payment without token, a minute old and leased to nobody:
-     * the state a crash between the charge and its settlement leaves for reconciliation.
+     * An order of {@link Fixtures#MERCHANT} for {@link Fixtures#AMOUNT} {@link Fixtures#CURRENCY} in {@code status},
+     * at the version the path PENDING, PAYING, PAID gives it; answers its number.
      */
-    public PayRequest leftProcessing(String merchantId) {
-        PayRequest left = new PayRequest(Fixtures.id("ord"), Fixtures.id("req"), null, 1999);
+    public String orderIn(OrderStatus status) {
+        String orderNo = Fixtures.id("ord");
+        insertOrder(orderNo, status);
+        return orderNo;
+    }
+
+    /**
+     * A token claimed for a fresh request number on {@code orderNo} and still IN_PROGRESS with no payment
+     * record behind it, its lease ending {@code leaseLeft} from now: past it, an owner that died before it
+     * wrote its payment record.
+     */
+    public PayRequest tokenInProgress(String orderNo, Duration leaseLeft) {
+        PayRequest request = new PayRequest(orderNo, Fixtures.id("req"), Fixtures.token(), Fixtures.AMOUNT);
+        insertTokenInProgress(request, leaseLeft);
+        return request;
+    }
+
+    /**
+     * A payment whose owner has just sent its charge and not heard back, with its lease running: the order
+     * PAYING, the payment PROCESSING, the token IN_PROGRESS. Nothing is at the channel.
+     */
+    public PayRequest paymentProcessing() {
+        return paymentProcessing(Duration.ZERO, OWNERS_LEASE);
+    }
+
+    /**
+     * {@link #paymentProcessing()} written {@code age} ago, its owner's lease on payment and token ending
+     * {@code leaseLeft} from now (negative: the owner is gone, as a crash or an unknown outcome leaves it).
+     */
+    public PayRequest paymentProcessing(Duration age, Duration leaseLeft) {
+        PayRequest request = new PayRequest(Fixtures.id("ord"), Fixtures.id("req"), Fixtures.token(), Fixtures.AMOUNT);
+        insertOrder(request.orderNo(), OrderStatus.PAYING);
+        insertTokenInProgress(request, leaseLeft);
+        insertPayment(request, age, leaseLeft);
+        return request;
+    }
+
+    /** A PROCESSING payment of a caller without a token (a job, a queue consumer), written {@code age} ago, leased to nobody. */
+    public PayRequest paymentProcessingWithoutToken(Duration age) {
+        PayRequest request = new PayRequest(Fixtures.id("ord"), Fixtures.id("req"), null, Fixtures.AMOUNT);
+        insertOrder(request.orderNo(), OrderStatus.PAYING);
+        insertPayment(request, age, null);
+        return request;
+    }
+
+    private void insertOrder(String orderNo, OrderStatus status) {
+        int version = switch (status) {
+            case PENDING -> 0;
+            case PAYING -> 1;
+            case PAID -> 2;
+        };
         execute("INSERT INTO orders (merchant_id, order_no, amount, currency, status, version, created_at, updated_at)"
-                + " VALUES (?, ?, 1999, 'USD', 'PAYING', 1, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))", merchantId, left.orderNo());
-        execute("INSERT INTO payments (merchant_id, request_no, order_no, token, amount, currency, status,"
-                + " created_at, updated_at) VALUES (?, ?, ?, NULL, 1999, 'USD', 'PROCESSING',"
-                + " UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE, UTC_TIMESTAMP(3))", merchantId, left.requestNo(), left.orderNo());
-        return left;
+                + " VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))", Fixtures.MERCHANT, orderNo,
+                Fixtures.AMOUNT, Fixtures.CURRENCY, status.name(), version);
+    }
+
+    /** Bound to the request's fingerprint as its first use binds it: the body names no currency. */
+    private void insertTokenInProgress(PayRequest request, Duration leaseLeft) {
+        execute("INSERT INTO idempotency_tokens (merchant_id, token, state, fingerprint, request_no, lease_until,"
+                + " expires_at) VALUES (?, ?, 'IN_PROGRESS', ?, ?, " + FROM_NOW + ", UTC_TIMESTAMP(3) + INTERVAL 1 DAY)",
+                Fixtures.MERCHANT, request.token(),
+                Fingerprint.of(Fixtures.MERCHANT, request.orderNo(), request.requestNo(), request.amount(), null),
+                request.requestNo(), micros(leaseLeft));
+    }
+
+    /** {@code leaseLeft} null: leased to nobody (an interval of NULL makes the lease NULL). */
+    private void insertPayment(PayRequest request, Duration age, Duration leaseLeft) {
+        execute("INSERT INTO payments (merchant_id, request_no, order_no, token, amount, currency, status, created_at,"
+                + " updated_at, lease_until) VALUES (?, ?, ?, ?, ?, ?, 'PROCESSING', " + FROM_NOW + ", UTC_TIMESTAMP(3), "
+                + FROM_NOW + ")", Fixtures.MERCHANT, request.requestNo(),
+                request.orderNo(), request.token(), request.amount(), Fixtures.CURRENCY, -micros(age),
+                leaseLeft == null ? null : micros(leaseLeft));
+    }
+
+    private static long micros(Duration duration) {
+        return duration.toNanos() / 1_000;
     }
 
     public void execute(String sql, Object... args) {
