@@ -25,6 +25,7 @@ import java.util.Map;
 
 import jakarta.inject.Inject;
 
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -45,12 +46,14 @@ import io.restassured.response.Response;
 @QuarkusTest
 class HostileRequestTest {
 
-    private static final int PORT = 8081;
     /** The test profile's payonce.http.body-timeout, plus room for a loaded machine. */
     private static final int BODY_TIMEOUT_ANSWER_MS = 8_000;
 
     @Inject
     TestDatabase db;
+
+    @ConfigProperty(name = "quarkus.http.test-port")
+    int port;
 
     @BeforeEach
     void clean() {
@@ -115,7 +118,7 @@ class HostileRequestTest {
         List<Socket> stalled = new ArrayList<>();
         try {
             for (int i = 0; i < 200; i++) {
-                Socket socket = new Socket(InetAddress.getLoopbackAddress(), PORT);
+                Socket socket = new Socket(InetAddress.getLoopbackAddress(), port);
                 socket.setSoTimeout(BODY_TIMEOUT_ANSWER_MS);
                 socket.getOutputStream().write(("POST /pay HTTP/1.1\r\nHost: localhost\r\nX-Merchant-Id: " + MERCHANT
                         + "\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"order_no\":")
@@ -207,8 +210,8 @@ class HostileRequestTest {
     }
 
     /** Sends {@code request} as it is and reads until the server closes, or fails after {@code timeoutMs}. */
-    private static String exchange(String request, int timeoutMs) throws IOException {
-        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), PORT)) {
+    private String exchange(String request, int timeoutMs) throws IOException {
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
             socket.setSoTimeout(timeoutMs);
             OutputStream out = socket.getOutputStream();
             out.write(request.getBytes(StandardCharsets.UTF_8));
