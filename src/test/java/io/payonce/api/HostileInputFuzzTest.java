@@ -75,7 +75,7 @@ import io.vertx.mutiny.sqlclient.Tuple;
  * and no case may write a row, consume a token or change a merchant's sandbox behaviour, which is checked
  * after every case and once more at the end, when every token the cases used still pays.
  * <p>
- * The seed is printed, and every failure names it with its case number and the exact bytes sent. Rerun a
+ * Every failure names the seed with its case number and the exact bytes sent. Rerun a
  * seed with {@code -Dfuzz.seed=<seed>}, one case of it with {@code -Dfuzz.case=<n>} as well; try a new one
  * with {@code -Dfuzz.seed=random}; run longer with {@code -Dfuzz.cases=<n>} and {@code -Dfuzz.seconds=<s>}.
  */
@@ -142,8 +142,6 @@ class HostileInputFuzzTest {
         Integer only = Integer.getInteger("fuzz.case");
         int seconds = Integer.getInteger("fuzz.seconds", DEFAULT_SECONDS);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-        System.out.printf("HostileInputFuzzTest: seed %d (-Dfuzz.seed=%d runs these cases again), %s%n", seed, seed,
-                only != null ? "case " + only + " only" : "up to " + cases + " cases or " + seconds + " s");
         targets = targets();
         rows = rows();
         Findings findings = new Findings(seed);
@@ -151,7 +149,6 @@ class HostileInputFuzzTest {
         for (int n = only != null ? only : 0; n < (only != null ? only + 1 : cases) && System.nanoTime() < deadline; n++) {
             run(HostileInputGenerator.generate(seed, n, targets, app.getHost() + ":" + app.getPort()), findings);
         }
-        System.out.println("HostileInputFuzzTest: " + findings.summary());
 
         Stream<Executable> checks = Stream.of(
                 () -> assertTrue(findings.failures.isEmpty(), findings::report),
@@ -167,7 +164,7 @@ class HostileInputFuzzTest {
             Response paid = Fixtures.pay(MERCHANT, token, payBody(orderNo, id("req"), AMOUNT));
             assertEquals(200, paid.statusCode(), "a token the cases used still pays: " + paid.asString());
         });
-        assertAll(Stream.concat(checks, stillPay));
+        assertAll(findings.summary(), Stream.concat(checks, stillPay));
     }
 
     /** Sends one case and records what was wrong with its answer and what it changed. */

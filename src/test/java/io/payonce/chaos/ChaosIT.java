@@ -30,7 +30,6 @@ class ChaosIT {
 
         ChaosRun.Result result = ChaosRun.run(settings);
 
-        System.out.println(result.report());
         assertTrue(result.clean(), result::report);
     }
 }

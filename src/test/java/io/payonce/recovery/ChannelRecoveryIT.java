@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -269,11 +270,11 @@ class ChannelRecoveryIT {
                     got.add(replay.get(30, TimeUnit.SECONDS));
                 }
                 replays.put(request, got);
-                System.out.printf("%s %s%n  copies %s%n  replays %s%n  channel %s%n", request.orderNo(),
-                        books.get(request), answers.get(request), replays.get(request), charges.get(request));
             }
+            Function<PayRequest, String> story = request -> request.orderNo() + " (" + books.get(request) + "; copies "
+                    + answers.get(request) + "; replays " + replays.get(request) + "; channel " + charges.get(request) + ")";
             assertAll(
-                    () -> EachRequest.assertForEach(all, PayRequest::orderNo, request -> {
+                    () -> EachRequest.assertForEach(all, story, request -> {
                         Books b = books.get(request);
                         assertTrue(b.settled(), () -> "settled: " + b);
                         assertEquals(1, b.payments().size(), b::toString);
@@ -283,10 +284,10 @@ class ChannelRecoveryIT {
                                 && "FAILED".equals(b.paymentStatus(request.requestNo()));
                         assertTrue(paidOnce || notCharged, () -> "PAID with one charge or PENDING with none: " + b);
                     }),
-                    () -> assertOutcome(byBehaviour.get("ok"), books, "PAID"),
-                    () -> assertOutcome(byBehaviour.get("timeout_after_accept"), books, "PAID"),
-                    () -> assertOutcome(byBehaviour.get("decline"), books, "PENDING"),
-                    () -> EachRequest.assertForEach(all, PayRequest::orderNo, request -> {
+                    () -> assertOutcome(byBehaviour.get("ok"), books, "PAID", story),
+                    () -> assertOutcome(byBehaviour.get("timeout_after_accept"), books, "PAID", story),
+                    () -> assertOutcome(byBehaviour.get("decline"), books, "PENDING", story),
+                    () -> EachRequest.assertForEach(all, story, request -> {
                         // the stored answer of a FAILED payment is a 402, and a decline only on the channel's word
                         if (!"FAILED".equals(books.get(request).paymentStatus(request.requestNo()))) {
                             return;
@@ -297,7 +298,7 @@ class ChannelRecoveryIT {
                                 () -> "payment_declined exactly when the channel says DECLINED: " + stored + ", channel "
                                         + charges.get(request));
                     }),
-                    () -> EachRequest.assertForEach(all, PayRequest::orderNo, request -> {
+                    () -> EachRequest.assertForEach(all, story, request -> {
                         List<Answer> finals = new ArrayList<>();
                         answers.get(request).stream().filter(ChannelRecoveryIT::isFinal).forEach(finals::add);
                         finals.addAll(replays.get(request));
@@ -313,8 +314,9 @@ class ChannelRecoveryIT {
                             "W2: no owner holding a success found its payment settled otherwise"));
         }
 
-        private void assertOutcome(List<PayRequest> requests, Map<PayRequest, Books> books, String orderStatus) {
-            EachRequest.assertForEach(requests, PayRequest::orderNo, request -> assertEquals(orderStatus,
+        private void assertOutcome(List<PayRequest> requests, Map<PayRequest, Books> books, String orderStatus,
+                Function<PayRequest, String> story) {
+            EachRequest.assertForEach(requests, story, request -> assertEquals(orderStatus,
                     books.get(request).orderStatus(), () -> "as the channel said: " + books.get(request)));
         }
     }

@@ -67,6 +67,8 @@ class CrashRecoveryIT {
     private final Map<PayRequest, Books> afterCrash = new LinkedHashMap<>();
     private final Map<PayRequest, Books> afterRecovery = new LinkedHashMap<>();
     private final Map<PayRequest, String> tokenAfterCrash = new LinkedHashMap<>();
+    private long killedAfterMs;
+    private long settledAfterMs;
 
     @BeforeAll
     void killWorkerMidPayments_thenRestartIt() throws Exception {
@@ -105,7 +107,7 @@ class CrashRecoveryIT {
             Thread.sleep(pauses[i]);
         }
         worker.kill();
-        System.out.printf("W killed %d ms after the first payment was sent%n", (System.nanoTime() - firstSent) / 1_000_000);
+        killedAfterMs = (System.nanoTime() - firstSent) / 1_000_000;
 
         for (var sent : inFlight.entrySet()) {
             beforeKill.put(sent.getKey(), sent.getValue().get(5, TimeUnit.SECONDS));
@@ -116,10 +118,9 @@ class CrashRecoveryIT {
         worker.env("PAYONCE_RECONCILE_MIN_AGE", MIN_AGE.toSeconds() + "s").start().awaitReady();
         long restarted = System.nanoTime();
         awaitSettled(all(), SETTLE_BOUND);
-        System.out.printf("settled %d ms after W was ready again%n", (System.nanoTime() - restarted) / 1_000_000);
+        settledAfterMs = (System.nanoTime() - restarted) / 1_000_000;
         all().forEach(request -> afterRecovery.put(request, channel.books(request.orderNo())));
         channel.sandbox("ok", 0, 0);
-        report();
     }
 
     @AfterAll
@@ -286,15 +287,15 @@ class CrashRecoveryIT {
         Await.upTo(bound, () -> requests.stream().allMatch(request -> channel.books(request.orderNo()).settled()));
     }
 
-    private void report() {
-        for (PayRequest request : all()) {
-            System.out.printf("%-18s %s%n  before kill: %s%n  after crash: %s, token %s%n  recovered:   %s%n",
-                    stage(request), request.orderNo(), beforeKill.get(request), afterCrash.get(request),
-                    tokenAfterCrash.get(request), afterRecovery.get(request));
-        }
+    /** A payment's whole story, for the message of any check of it that fails. */
+    private String story(PayRequest request) {
+        return stage(request) + " " + request.orderNo() + " (W killed " + killedAfterMs + " ms after the first payment"
+                + " was sent; before the kill: " + beforeKill.get(request) + "; after the crash: " + afterCrash.get(request)
+                + ", token " + tokenAfterCrash.get(request) + "; recovered " + settledAfterMs + " ms after W was ready"
+                + " again: " + afterRecovery.get(request) + ")";
     }
 
     private void assertForEach(List<PayRequest> requests, EachRequest.Check check) {
-        EachRequest.assertForEach(requests, request -> stage(request) + " " + request.orderNo(), check);
+        EachRequest.assertForEach(requests, this::story, check);
     }
 }

@@ -99,9 +99,6 @@ class DatabaseOutageIT {
             answers.put(answer.getKey(), answer.getValue().get(40, TimeUnit.SECONDS));
         }
         channel.sandbox("ok", 0, 0);
-        for (int i = 0; i < PAYMENTS; i++) {
-            System.out.printf("%4d ms %s %s%n", i * EVERY_MS, requests.get(i).orderNo(), answers.get(requests.get(i)));
-        }
 
         awaitSettled(Duration.ofSeconds(20));
         requests.forEach(request -> afterOutage.put(request, channel.books(request.orderNo())));
@@ -112,7 +109,6 @@ class DatabaseOutageIT {
         for (var retry : retrying.entrySet()) {
             retries.put(retry.getKey(), retry.getValue().get(40, TimeUnit.SECONDS));
         }
-        retries.forEach((request, retry) -> System.out.printf("retry %s %s%n", request.orderNo(), retry));
     }
 
     @AfterAll
@@ -135,10 +131,6 @@ class DatabaseOutageIT {
                 "some payments ran into the outage: " + statuses());
     }
 
-    /**
-     * 200 paid, 503 nothing irreversible happened (retry), 202 charged but not yet settled: those are the
-     * answers to a database outage. A 500, an unmapped status or a dropped connection is not.
-     */
     /** The pool reconnects by itself: a payment sent half a second after the restore is served as usual. */
     @Test
     @Order(2)
@@ -148,6 +140,10 @@ class DatabaseOutageIT {
                 answers.get(request).status(), () -> "paid: " + answers.get(request)));
     }
 
+    /**
+     * 200 paid, 503 nothing irreversible happened (retry), 202 charged but not yet settled: those are the
+     * answers to a database outage. A 500, an unmapped status or a dropped connection is not.
+     */
     @Test
     @Order(3)
     void everyAnswerDuringTheOutage_isPaidAcceptedOrRetryable() {
@@ -243,26 +239,25 @@ class DatabaseOutageIT {
         Answer first = client.pay(request);
         database.restore();
         Books left = channel.books(request.orderNo());
-        System.out.println("commit answer lost: " + first + "; " + left);
-        assertEquals(1, left.paymentsFor(request.requestNo()), () -> "the COMMIT took: " + left);
+        assertEquals(1, left.paymentsFor(request.requestNo()), () -> "the COMMIT took: " + left + " (answered " + first
+                + ")");
 
         Answer retry = client.payUntilFinal(request, Duration.ofSeconds(15));
         Books settled = channel.books(request.orderNo());
-        System.out.println("retried: " + retry + "; " + settled);
+        String story = "answered " + first + ", then " + left + "; retried: " + retry + ", then " + settled;
         if (left.attempts() > 0) {
             // the cut met the settling COMMIT instead (the charge was sent): an unknown outcome, which
             // reconciliation settles from the channel's record of the charge
-            assertEquals(202, first.status(), () -> "charged, settlement unanswered: " + first);
-            assertEquals(200, retry.status(), () -> "settled as the channel charged: " + retry);
+            assertEquals(202, first.status(), () -> "charged, settlement unanswered: " + story);
+            assertEquals(200, retry.status(), () -> "settled as the channel charged: " + story);
         } else if (first.status() == 503) {
-            assertEquals(200, retry.status(), () -> "told 503 (nothing happened, retry), the retry pays: " + retry
-                    + "; " + settled);
+            assertEquals(200, retry.status(), () -> "told 503 (nothing happened, retry), the retry pays: " + story);
         } else {
-            assertEquals(202, first.status(), () -> "the outcome is unknown: " + first);
-            assertTrue(retry.status() == 200 || retry.status() == 402, () -> "a final answer: " + retry);
+            assertEquals(202, first.status(), () -> "the outcome is unknown: " + story);
+            assertTrue(retry.status() == 200 || retry.status() == 402, () -> "a final answer: " + story);
         }
-        assertEquals(retry.status() == 200 ? "PAID" : "PENDING", settled.orderStatus(), settled::toString);
-        assertEquals(retry.status() == 200 ? 1 : 0, settled.charges(), settled::toString);
+        assertEquals(retry.status() == 200 ? "PAID" : "PENDING", settled.orderStatus(), story);
+        assertEquals(retry.status() == 200 ? 1 : 0, settled.charges(), story);
     }
 
     /**
@@ -287,12 +282,12 @@ class DatabaseOutageIT {
         Answer first = client.pay(request);
         database.restore();
         Books left = channel.books(request.orderNo());
-        System.out.println("reset with BEGIN in flight (forwarded " + forwarded + "): " + first + "; " + left);
-        assertEquals(503, first.status(), () -> "nothing irreversible happened: " + first);
-        assertTrue(first.isRetryable(), () -> "temporarily_unavailable with Retry-After: " + first);
-        assertTrue(first.elapsedMs() < RESET_ANSWER_BOUND.toMillis(), () -> "answered at once: " + first);
-        assertEquals(0, left.payments().size(), () -> "no record: " + left);
-        assertEquals("PENDING", left.orderStatus(), left::toString);
+        String reset = "reset with BEGIN in flight (forwarded " + forwarded + "): " + first + "; " + left;
+        assertEquals(503, first.status(), () -> "nothing irreversible happened: " + reset);
+        assertTrue(first.isRetryable(), () -> "temporarily_unavailable with Retry-After: " + reset);
+        assertTrue(first.elapsedMs() < RESET_ANSWER_BOUND.toMillis(), () -> "answered at once: " + reset);
+        assertEquals(0, left.payments().size(), () -> "no record: " + reset);
+        assertEquals("PENDING", left.orderStatus(), reset);
 
         Answer retry = client.payUntilFinal(request, Duration.ofSeconds(15));
         Books settled = channel.books(request.orderNo());
@@ -311,7 +306,8 @@ class DatabaseOutageIT {
         Await.upTo(bound, () -> requests.stream().allMatch(request -> channel.books(request.orderNo()).settled()));
     }
 
-    private void assertForEach(List<PayRequest> requests, EachRequest.Check check) {
-        EachRequest.assertForEach(requests, request -> request.orderNo() + " (first answer " + answers.get(request).status() + ")", check);
+    private void assertForEach(List<PayRequest> some, EachRequest.Check check) {
+        EachRequest.assertForEach(some, request -> request.orderNo() + " (sent at " + requests.indexOf(request) * EVERY_MS
+                + " ms; first answer " + answers.get(request) + "; retry " + retries.get(request) + ")", check);
     }
 }

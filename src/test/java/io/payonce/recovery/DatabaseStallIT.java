@@ -168,10 +168,9 @@ class DatabaseStallIT {
         Answer first = sent.get(20, TimeUnit.SECONDS);
         Books settled = awaitSettled(request);
         Answer retry = client.pay(request);
-        System.out.println("opening COMMIT unanswered: " + first + "; " + settled + "; retry " + retry);
 
         // then: paid once, and every final answer says so
-        assertAll(
+        assertAll("opening COMMIT unanswered: " + first + "; " + settled + "; retry " + retry,
                 () -> assertNotEquals(402, first.status(), () -> "no decline: " + first),
                 () -> assertTrue(first.status() == 200 || first.status() == 202,
                         () -> "the record exists: paid, or the outcome unknown: " + first),
@@ -241,12 +240,9 @@ class DatabaseStallIT {
         }
         List<Answer> answers = waiting.stream().map(CompletableFuture::join).toList();
         Answer first = owner.join();
-        answers.forEach(answer -> System.out.println("duplicate during the hang: " + answer));
-        System.out.println("owner during the hang: " + first);
         Books settled = awaitSettled(request);
         Answer retry = client.pay(request);
         Answer again = client.pay(request);
-        System.out.println("after the restore: " + settled + "; retries " + retry + ", " + again);
 
         // then: every answer came on time and promised nothing it could not know; the payment completes once
         List<Answer> finals = new ArrayList<>(List.of(retry, again));
@@ -254,7 +250,8 @@ class DatabaseStallIT {
         if (isFinal(first)) {
             finals.add(first);
         }
-        assertAll(
+        assertAll("owner during the hang: " + first + "; duplicates during the hang: " + answers + "; after the restore: "
+                + settled + "; retries " + retry + ", " + again,
                 () -> {
                     assertTrue(first.answered(), () -> "owner: an answer, not a transport error: " + first);
                     assertTrue(first.elapsedMs() < ownerBoundMs,
@@ -311,11 +308,9 @@ class DatabaseStallIT {
         int silenced = relay.silenced() - silencedBefore;
         Books settled = awaitSettled(request);
         Answer retry = client.pay(request);
-        System.out.println("silenced " + silenced + " connection(s) for " + silenceMs + " ms; " + settled + "; retry "
-                + retry);
 
         // then: later runs settled it from the channel's record
-        assertAll(
+        assertAll("silenced " + silenced + " connection(s) for " + silenceMs + " ms; " + settled + "; retry " + retry,
                 () -> assertTrue(silenced >= 1, "a reconciliation run's statement went into the silence"),
                 () -> assertEquals("PAID", settled.orderStatus(), settled::toString),
                 () -> assertEquals(1, settled.charges(), settled::toString),

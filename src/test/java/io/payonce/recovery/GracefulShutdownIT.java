@@ -65,6 +65,7 @@ class GracefulShutdownIT {
     private Answer duplicate;
     private boolean exited;
     private long exitMs;
+    private String exit;
     private final Map<PayRequest, Answer> retries = new LinkedHashMap<>();
 
     @BeforeAll
@@ -99,14 +100,12 @@ class GracefulShutdownIT {
         sent.put(late.get(1), send(late.get(1))); // after the delay, while in-flight requests drain
         exited = worker.awaitExit(EXIT_BOUND);
         exitMs = (System.nanoTime() - sigterm) / 1_000_000;
-        System.out.printf("W exited %s %d ms after SIGTERM%n", exited ? "with " + worker.exitValue() : "not yet", exitMs);
+        exit = exited ? "exited with " + worker.exitValue() : "not exited";
 
         for (var answer : sent.entrySet()) {
             firstAnswers.put(answer.getKey(), answer.getValue().get(25, TimeUnit.SECONDS));
         }
         duplicate = copy.get(25, TimeUnit.SECONDS);
-        firstAnswers.forEach((request, answer) -> System.out.printf("%s %s%n", request.orderNo(), answer));
-        System.out.println("duplicate of " + inFlight.get(0).orderNo() + ": " + duplicate);
 
         if (!exited) {
             worker.kill();
@@ -135,8 +134,9 @@ class GracefulShutdownIT {
     @Test
     @Order(1)
     void exitsWithinTheShutdownTimeout() {
-        assertTrue(exited, "W exited within shutdown delay + timeout + 3 s (" + EXIT_BOUND + ")");
-        assertTrue(exitMs < EXIT_BOUND.toMillis(), "exited after " + exitMs + " ms");
+        assertTrue(exited, "W exited within shutdown delay + timeout + 3 s (" + EXIT_BOUND + "): " + exit + " "
+                + exitMs + " ms after SIGTERM");
+        assertTrue(exitMs < EXIT_BOUND.toMillis(), exit + " " + exitMs + " ms after SIGTERM");
     }
 
     /** An owner is past the point of no return: it finishes its payment and answers, whatever the signal. */
@@ -222,6 +222,7 @@ class GracefulShutdownIT {
     }
 
     private void assertForEach(List<PayRequest> requests, EachRequest.Check check) {
-        EachRequest.assertForEach(requests, request -> request.orderNo(), check);
+        EachRequest.assertForEach(requests, request -> request.orderNo() + " (first answer " + firstAnswers.get(request)
+                + "; retry " + retries.get(request) + ")", check);
     }
 }

@@ -104,8 +104,8 @@ class RedisFaultTest {
     private record Timed(Answer answer, long sentNanos, long doneNanos) {
     }
 
-    /** A storm's answers per order, and whether the fast path was on when the fault struck. */
-    private record Storm(List<List<Timed>> answers, boolean fastPathOnAtStrike) {
+    /** A storm's answers per order, and when the fault struck, whether the fast path was on then, and what it met. */
+    private record Storm(List<List<Timed>> answers, String strike) {
     }
 
     @BeforeEach
@@ -173,11 +173,9 @@ class RedisFaultTest {
 
         List<String> states = seen.get(20, TimeUnit.SECONDS);
         double fallbacksNow = redisFallbacks();
-        System.out.printf("healthy Redis under a storm: readiness said %s; %.0f Redis calls fell back%n", states,
-                fallbacksNow - fallbacks);
         assertAll(outcomes(requests, answers));
-        assertEquals(List.of("up"), states.stream().distinct().toList(),
-                "readiness of a healthy Redis during the storm (" + (fallbacksNow - fallbacks) + " fallbacks)");
+        assertEquals(List.of("up"), states.stream().distinct().toList(), "readiness of a healthy Redis during the storm,"
+                + " sampled as " + states + " (" + (fallbacksNow - fallbacks) + " fallbacks)");
     }
 
     @Test
@@ -220,8 +218,7 @@ class RedisFaultTest {
             assertEquals(stormAnswer.body(), lateCopies.get(i).body(), requests.get(i).orderNo());
         }));
         assertTrue(!keysFlushed.isEmpty() && !":0".equals(keysFlushed.get(0)),
-                "FLUSHALL found nothing to flush (DBSIZE " + keysFlushed + ", fast path "
-                        + (storm.fastPathOnAtStrike() ? "on" : "already off") + " at the strike)");
+                "FLUSHALL found nothing to flush (DBSIZE " + keysFlushed + "; " + storm.strike() + ")");
         assertEquals("UP", readiness().status());
     }
 
@@ -280,11 +277,11 @@ class RedisFaultTest {
         Timed copy = duplicate.get(15, TimeUnit.SECONDS);
 
         long gapMs = Math.abs(copy.doneNanos() - original.doneNanos()) / 1_000_000;
-        System.out.printf("pub/sub wake-up: the duplicate (sent %d ms after the first, which took %d ms) answered"
-                + " %d ms after the first; replays pubsub +%.0f, redis +%.0f, mysql +%.0f%n",
+        String wakeUp = String.format("the duplicate (sent %d ms after the first, which took %d ms) answered %d ms"
+                + " after the first; replays pubsub +%.0f, redis +%.0f, mysql +%.0f",
                 (copy.sentNanos() - original.sentNanos()) / 1_000_000, original.answer().elapsedMs(), gapMs,
                 replays("pubsub") - pubsubReplays, replays("redis") - redisReplays, replays("mysql") - mysqlReplays);
-        assertAll(
+        assertAll(wakeUp,
                 () -> assertEquals(200, original.answer().status(), original.answer().body()),
                 () -> assertNull(original.answer().replayed(), "the first execution is no replay"),
                 () -> assertTrue(copy.sentNanos() < original.doneNanos(), "the duplicate was sent too late"),
@@ -300,9 +297,7 @@ class RedisFaultTest {
     private static void assertFaultMetTheFastPath(double fallbacksBefore, Storm storm) {
         double fallbacks = redisFallbacks();
         assertTrue(fallbacks > fallbacksBefore, "Redis fallbacks " + fallbacksBefore + " -> " + fallbacks
-                + ": the fault met no Redis call" + (storm == null ? ""
-                        : " (fast path " + (storm.fastPathOnAtStrike() ? "on" : "already off") + " at the strike)"));
-        System.out.printf("Redis fallbacks during the storm: %.0f%n", fallbacks - fallbacksBefore);
+                + ": the fault met no Redis call" + (storm == null ? "" : " (" + storm.strike() + ")"));
     }
 
     /**
@@ -385,12 +380,12 @@ class RedisFaultTest {
         long lastDone = all.stream().mapToLong(Timed::doneNanos).max().orElseThrow();
         long doneAfter = all.stream().filter(t -> t.doneNanos() > struckAt).count();
         long sentAfter = all.stream().filter(t -> t.sentNanos() > struckAt).count();
-        System.out.printf("fault struck %d ms into a %d ms storm (fast path %s); %d of %d requests were sent and"
-                + " %d answered after it%n", (struckAt - firstSent) / 1_000_000, (lastDone - firstSent) / 1_000_000,
-                fastPathOn.get() ? "on" : "already off", sentAfter, all.size(), doneAfter);
-        assertTrue(sentAfter < all.size() && doneAfter > 0, "the fault did not strike mid-storm: " + sentAfter
-                + " of " + all.size() + " requests were sent and " + doneAfter + " answered after it");
-        return new Storm(answers, fastPathOn.get());
+        String strike = String.format("the fault struck %d ms into a %d ms storm, the fast path %s; %d of %d"
+                + " requests were sent and %d answered after it", (struckAt - firstSent) / 1_000_000,
+                (lastDone - firstSent) / 1_000_000, fastPathOn.get() ? "on" : "already off", sentAfter, all.size(),
+                doneAfter);
+        assertTrue(sentAfter < all.size() && doneAfter > 0, "the fault did not strike mid-storm: " + strike);
+        return new Storm(answers, strike);
     }
 
     private List<Executable> outcomes(List<PayRequest> requests, List<List<Timed>> answers) {
