@@ -138,9 +138,9 @@ class ChannelRecoveryIT {
         }
 
         /**
-         * The issue's report, scaled down: the channel takes longer to accept a charge than the payment's
-         * reconciliation age. Reconciliation that read "not there yet" as "never charged" declined a payment
-         * the channel then charged, and a second payment of the order charged the customer twice.
+         * The channel takes longer to accept a charge than the payment's reconciliation age. "Not there yet"
+         * is not "never charged": a payment declined on it would be charged by the channel anyway, and a second
+         * payment of the order would charge the customer twice.
          */
         @Test
         @Order(1)
@@ -192,7 +192,7 @@ class ChannelRecoveryIT {
                 assertEquals(retry.body(), duplicateAnswer.body(), "the same answer byte for byte");
             }
 
-            // and: the paid order cannot be paid again, which is what charged twice before
+            // and: the paid order cannot be paid again, so there is no second charge
             PayRequest again = client.newAttempt(request);
             Answer second = client.pay(again);
             assertEquals(409, second.status(), () -> "order_not_payable: " + second);

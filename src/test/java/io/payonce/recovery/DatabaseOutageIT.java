@@ -265,8 +265,8 @@ class DatabaseOutageIT {
      * and the order's read, sent together) are all in flight, unanswered: either the server got them and
      * drops the transaction with the connection ({@code forwarded}), or they were lost on the way. Nothing
      * was written either way, so the answer is a prompt 503 and the retry with the same token pays once.
-     * A client-side rollback of such a transaction waits for answers that never come: the request then
-     * went unanswered (PaymentExecutor.rollBack).
+     * A client-side rollback of such a transaction would wait for answers that never come and leave the
+     * request unanswered (PaymentExecutor.rollBack).
      */
     @ParameterizedTest(name = "commands reached the server: {0}")
     @ValueSource(booleans = { true, false })

@@ -150,7 +150,7 @@ class GracefulShutdownIT {
         });
     }
 
-    /** The commit "waiting duplicates are told to retry (409 + Retry-After)": or they get the owner's answer. */
+    /** Waiting duplicates are told to retry (409 request_in_progress with Retry-After), or get the owner's answer. */
     @Test
     @Order(3)
     void waitingDuplicate_isToldToRetryOrGetsTheOwnersAnswer() {
