@@ -17,8 +17,8 @@ import io.payonce.chaos.History.Attempt;
 import io.payonce.chaos.History.FaultWindow;
 import io.payonce.chaos.History.OrderSeen;
 import io.payonce.chaos.History.Request;
-import io.payonce.support.PayClient;
 import io.payonce.support.Answer;
+import io.payonce.support.PayClient;
 import io.payonce.support.PayClient.ChannelCharge;
 import io.payonce.support.PayClient.Ledger;
 

@@ -9,8 +9,8 @@ import java.util.concurrent.TimeUnit;
 
 import io.payonce.chaos.FaultSchedule.Fault;
 import io.payonce.chaos.FaultSchedule.Kind;
-import io.payonce.support.PayClient;
 import io.payonce.support.Answer;
+import io.payonce.support.PayClient;
 import io.payonce.support.PayRequest;
 
 /**

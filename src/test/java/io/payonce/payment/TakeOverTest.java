@@ -33,8 +33,8 @@ import org.junit.jupiter.api.Test;
 
 import io.payonce.support.Answer;
 import io.payonce.support.Await;
-import io.payonce.support.PayRequest;
 import io.payonce.support.Operations;
+import io.payonce.support.PayRequest;
 import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;

@@ -27,16 +27,16 @@ import org.junit.jupiter.api.TestClassOrder;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
+import io.payonce.support.Answer;
 import io.payonce.support.AppProcess;
 import io.payonce.support.Await;
 import io.payonce.support.EachRequest;
 import io.payonce.support.Operations;
 import io.payonce.support.PayClient;
-import io.payonce.support.Answer;
 import io.payonce.support.PayClient.Books;
 import io.payonce.support.PayClient.ChannelCharge;
-import io.payonce.support.PayRequest;
 import io.payonce.support.PayClient.PaymentRecord;
+import io.payonce.support.PayRequest;
 
 /**
  * Only the channel's word settles a charge that was sent (contract sections 5 and 6): a charge the channel

@@ -9,10 +9,10 @@ import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import io.payonce.support.Answer;
 import io.payonce.support.AppProcess;
 import io.payonce.support.Await;
 import io.payonce.support.PayClient;
-import io.payonce.support.Answer;
 import io.payonce.support.PayClient.Books;
 import io.payonce.support.PayRequest;
 

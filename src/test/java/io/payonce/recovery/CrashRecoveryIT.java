@@ -22,14 +22,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
+import io.payonce.support.Answer;
 import io.payonce.support.AppProcess;
 import io.payonce.support.Await;
 import io.payonce.support.EachRequest;
 import io.payonce.support.PayClient;
-import io.payonce.support.Answer;
 import io.payonce.support.PayClient.Books;
-import io.payonce.support.PayRequest;
 import io.payonce.support.PayClient.Ledger;
+import io.payonce.support.PayRequest;
 import io.payonce.support.Tables;
 import io.payonce.support.WorkerAndSandbox;
 

@@ -25,10 +25,10 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import io.payonce.support.Answer;
 import io.payonce.support.Await;
 import io.payonce.support.EachRequest;
 import io.payonce.support.PayClient;
-import io.payonce.support.Answer;
 import io.payonce.support.PayClient.Books;
 import io.payonce.support.PayRequest;
 import io.payonce.support.TcpProxy;

@@ -40,10 +40,10 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.function.Executable;
 
+import io.payonce.support.Answer;
 import io.payonce.support.Await;
 import io.payonce.support.Operations;
 import io.payonce.support.PayClient;
-import io.payonce.support.Answer;
 import io.payonce.support.PayClient.Books;
 import io.payonce.support.PayRequest;
 import io.payonce.support.Tables;

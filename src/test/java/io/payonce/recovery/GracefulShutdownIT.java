@@ -21,12 +21,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
+import io.payonce.support.Answer;
 import io.payonce.support.AppProcess;
 import io.payonce.support.Await;
-import io.payonce.support.Operations;
 import io.payonce.support.EachRequest;
+import io.payonce.support.Operations;
 import io.payonce.support.PayClient;
-import io.payonce.support.Answer;
 import io.payonce.support.PayClient.Books;
 import io.payonce.support.PayRequest;
 import io.payonce.support.Tables;

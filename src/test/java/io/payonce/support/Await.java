@@ -37,7 +37,10 @@ public final class Await {
         until(what, bound, condition::holds, Boolean.TRUE::equals);
     }
 
-    /** Until {@code probe} gives a value that is {@code done}, and answers it; fails naming {@code what} and the last value after {@code bound}. */
+    /**
+     * Until {@code probe} gives a value that is {@code done}, and answers it; fails naming {@code what} and the
+     * last value after {@code bound}.
+     */
     public static <T> T until(String what, Duration bound, Probe<T> probe, Predicate<? super T> done) {
         Seen<T> seen = poll(bound, probe, done);
         if (!seen.done()) {

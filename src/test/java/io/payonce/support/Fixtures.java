@@ -78,7 +78,10 @@ public final class Fixtures {
         return Answer.of(() -> pay(request));
     }
 
-    /** {@link #payAnswer(PayRequest)} asking, with {@code Prefer: wait=N}, to wait at most {@code seconds} for a first execution. */
+    /**
+     * {@link #payAnswer(PayRequest)} asking, with {@code Prefer: wait=N}, to wait at most
+     * {@code seconds} for a first execution.
+     */
     public static Answer payPreferringWait(PayRequest request, int seconds) {
         return Answer.of(() -> request.on(as(MERCHANT)).header("Prefer", "wait=" + seconds).post("/pay"));
     }

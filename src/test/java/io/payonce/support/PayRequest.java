@@ -36,7 +36,7 @@ public record PayRequest(String orderNo, String requestNo, String token, long am
         return new PayRequest(orderNo, newRequestNo, newToken, amount);
     }
 
-    /** {@code spec} carrying this request: its token in the Idempotency-Key header as a structured-field string, and its body. */
+    /** {@code spec} carrying this request: its token as an Idempotency-Key structured-field string, and its body. */
     public RequestSpecification on(RequestSpecification spec) {
         return spec.header("Idempotency-Key", "\"" + token + "\"").body(body());
     }

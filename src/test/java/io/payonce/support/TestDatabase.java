@@ -123,7 +123,7 @@ public class TestDatabase {
         return request;
     }
 
-    /** A PROCESSING payment of a caller without a token (a job, a queue consumer), written {@code age} ago, leased to nobody. */
+    /** A PROCESSING payment of a caller without a token (a job, a queue consumer), {@code age} old, leased to nobody. */
     public PayRequest paymentProcessingWithoutToken(Duration age) {
         PayRequest request = new PayRequest(Fixtures.id("ord"), Fixtures.id("req"), null, Fixtures.AMOUNT);
         insertOrder(request.orderNo(), OrderStatus.PAYING);
