@@ -15,8 +15,12 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import io.payonce.support.Answer;
+import io.payonce.support.AppProcess;
+import io.payonce.support.Concurrently;
+import io.payonce.support.Operations;
+import io.payonce.support.PayRequest;
 import io.restassured.http.ContentType;
-import io.restassured.response.Response;
 
 /**
  * Two instances of the packaged application on one MySQL and one Redis: duplicates split across
@@ -51,25 +55,22 @@ class MultiInstanceIT {
     @Test
     void duplicatesSplitAcrossInstances_allReceiveTheOwnersAnswer() {
         String orderNo = "ord_" + UUID.randomUUID().toString().substring(0, 12);
-        String requestNo = "req_" + UUID.randomUUID().toString().substring(0, 12);
         on(portA).body(Map.of("order_no", orderNo, "amount", 4200, "currency", "EUR")).post("/orders")
                 .then().statusCode(201);
         String token = on(portB).post("/tokens").then().statusCode(201).extract().path("token");
+        PayRequest request = new PayRequest(orderNo, "req_" + UUID.randomUUID().toString().substring(0, 12), token, 4200);
         on(portA).body(Map.of("mode", "ok", "latency_ms", 700, "count", 1)).put("/sandbox/behavior")
                 .then().statusCode(200);
         double replaysBefore = replays(portA) + replays(portB);
 
         int copies = 20;
-        List<String[]> answers = Concurrently.all(copies, Duration.ofSeconds(30), (group, copy) -> {
-            Response r = on(copy % 2 == 0 ? portA : portB).header("Idempotency-Key", token)
-                    .body(Map.of("order_no", orderNo, "request_no", requestNo, "amount", 4200)).post("/pay");
-            return new String[] { Integer.toString(r.statusCode()), r.asString() };
-        });
+        List<Answer> answers = Concurrently.all(copies, Duration.ofSeconds(30),
+                (group, copy) -> Answer.of(() -> request.on(on(copy % 2 == 0 ? portA : portB)).post("/pay")));
 
         Set<String> distinct = new HashSet<>();
-        answers.forEach(a -> distinct.add(a[0] + " " + a[1]));
+        answers.forEach(a -> distinct.add(a.status() + " " + a.body()));
         assertEquals(1, distinct.size(), "every copy on either instance got the same answer: " + distinct);
-        assertEquals("200", answers.get(0)[0]);
+        assertEquals(200, answers.get(0).status());
         assertEquals("PAID", on(portB).get("/orders/" + orderNo).then().extract().path("status"));
         assertEquals(1, on(portB).get("/orders/" + orderNo).then().extract().<List<?>>path("payments").size());
         assertEquals(1, (int) on(portA).queryParam("order_no", orderNo).get("/sandbox/charges")

@@ -1,12 +1,12 @@
 package io.payonce.api;
 
-import static io.payonce.Fixtures.AMOUNT;
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.OTHER_MERCHANT;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.pay;
-import static io.payonce.Fixtures.payBody;
-import static io.payonce.Fixtures.pendingOrder;
+import static io.payonce.support.Fixtures.AMOUNT;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.OTHER_MERCHANT;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.pay;
+import static io.payonce.support.Fixtures.payBody;
+import static io.payonce.support.Fixtures.pendingOrder;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -18,8 +18,8 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.Fixtures;
-import io.payonce.TestDatabase;
+import io.payonce.support.Fixtures;
+import io.payonce.support.TestDatabase;
 import io.quarkus.redis.datasource.RedisDataSource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -119,6 +119,7 @@ class ClientKeysTest {
         Map<String, Object> body = payBody(orderNo, id("req"), AMOUNT);
         Fixtures.sandbox("fail_before_accept", 0, 1);
         pay(MERCHANT, key, body).then().statusCode(503);
+        // the later request comes well after the row's expiry was set: a cache counted from it would outlive the row
         Thread.sleep(1_500);
 
         pay(MERCHANT, key, body).then().statusCode(200);

@@ -1,9 +1,9 @@
 package io.payonce.api;
 
-import static io.payonce.Fixtures.AMOUNT;
-import static io.payonce.Fixtures.as;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.payBody;
+import static io.payonce.support.Fixtures.AMOUNT;
+import static io.payonce.support.Fixtures.as;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.payBody;
 import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -33,7 +33,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.regex.Pattern;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Executors;
@@ -41,6 +40,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import jakarta.inject.Inject;
@@ -53,12 +53,12 @@ import org.junit.jupiter.api.function.Executable;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import io.payonce.Fixtures;
-import io.payonce.TestDatabase;
 import io.payonce.api.HostileInputGenerator.Case;
 import io.payonce.api.HostileInputGenerator.Expected;
 import io.payonce.api.HostileInputGenerator.Parts;
 import io.payonce.api.HostileInputGenerator.Targets;
+import io.payonce.support.Fixtures;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
@@ -75,7 +75,7 @@ import io.vertx.mutiny.sqlclient.Tuple;
  * and no case may write a row, consume a token or change a merchant's sandbox behaviour, which is checked
  * after every case and once more at the end, when every token the cases used still pays.
  * <p>
- * The seed is printed, and every failure names it with its case number and the exact bytes sent. Rerun a
+ * Every failure names the seed with its case number and the exact bytes sent. Rerun a
  * seed with {@code -Dfuzz.seed=<seed>}, one case of it with {@code -Dfuzz.case=<n>} as well; try a new one
  * with {@code -Dfuzz.seed=random}; run longer with {@code -Dfuzz.cases=<n>} and {@code -Dfuzz.seconds=<s>}.
  */
@@ -142,8 +142,6 @@ class HostileInputFuzzTest {
         Integer only = Integer.getInteger("fuzz.case");
         int seconds = Integer.getInteger("fuzz.seconds", DEFAULT_SECONDS);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-        System.out.printf("HostileInputFuzzTest: seed %d (-Dfuzz.seed=%d runs these cases again), %s%n", seed, seed,
-                only != null ? "case " + only + " only" : "up to " + cases + " cases or " + seconds + " s");
         targets = targets();
         rows = rows();
         Findings findings = new Findings(seed);
@@ -151,7 +149,6 @@ class HostileInputFuzzTest {
         for (int n = only != null ? only : 0; n < (only != null ? only + 1 : cases) && System.nanoTime() < deadline; n++) {
             run(HostileInputGenerator.generate(seed, n, targets, app.getHost() + ":" + app.getPort()), findings);
         }
-        System.out.println("HostileInputFuzzTest: " + findings.summary());
 
         Stream<Executable> checks = Stream.of(
                 () -> assertTrue(findings.failures.isEmpty(), findings::report),
@@ -167,7 +164,7 @@ class HostileInputFuzzTest {
             Response paid = Fixtures.pay(MERCHANT, token, payBody(orderNo, id("req"), AMOUNT));
             assertEquals(200, paid.statusCode(), "a token the cases used still pays: " + paid.asString());
         });
-        assertAll(Stream.concat(checks, stillPay));
+        assertAll(findings.summary(), Stream.concat(checks, stillPay));
     }
 
     /** Sends one case and records what was wrong with its answer and what it changed. */
@@ -391,7 +388,11 @@ class HostileInputFuzzTest {
         return null;
     }
 
-    /** An answer as read off the socket, or why none came ({@code failure}). */
+    /**
+     * An answer as read off the socket, or why none came ({@code failure}). Not the shared
+     * {@link io.payonce.support.Answer}: a hostile case is judged on raw bytes and on every header as given,
+     * repeated ones included.
+     */
     record Answer(int status, Map<String, List<String>> headers, byte[] body, String failure, boolean timedOut) {
 
         static Answer none(String failure, boolean timedOut) {

@@ -1,11 +1,11 @@
 package io.payonce.api;
 
-import static io.payonce.Fixtures.AMOUNT;
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.as;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.ledgerAttempts;
-import static io.payonce.Fixtures.payRequest;
+import static io.payonce.support.Fixtures.AMOUNT;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.as;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.ledgerAttempts;
+import static io.payonce.support.Fixtures.payRequest;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -25,14 +25,15 @@ import java.util.Map;
 
 import jakarta.inject.Inject;
 
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import io.payonce.Fixtures;
-import io.payonce.Fixtures.PayRequest;
-import io.payonce.TestDatabase;
+import io.payonce.support.Fixtures;
+import io.payonce.support.PayRequest;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 
@@ -45,12 +46,14 @@ import io.restassured.response.Response;
 @QuarkusTest
 class HostileRequestTest {
 
-    private static final int PORT = 8081;
     /** The test profile's payonce.http.body-timeout, plus room for a loaded machine. */
     private static final int BODY_TIMEOUT_ANSWER_MS = 8_000;
 
     @Inject
     TestDatabase db;
+
+    @ConfigProperty(name = "quarkus.http.test-port")
+    int port;
 
     @BeforeEach
     void clean() {
@@ -115,7 +118,7 @@ class HostileRequestTest {
         List<Socket> stalled = new ArrayList<>();
         try {
             for (int i = 0; i < 200; i++) {
-                Socket socket = new Socket(InetAddress.getLoopbackAddress(), PORT);
+                Socket socket = new Socket(InetAddress.getLoopbackAddress(), port);
                 socket.setSoTimeout(BODY_TIMEOUT_ANSWER_MS);
                 socket.getOutputStream().write(("POST /pay HTTP/1.1\r\nHost: localhost\r\nX-Merchant-Id: " + MERCHANT
                         + "\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"order_no\":")
@@ -207,8 +210,8 @@ class HostileRequestTest {
     }
 
     /** Sends {@code request} as it is and reads until the server closes, or fails after {@code timeoutMs}. */
-    private static String exchange(String request, int timeoutMs) throws IOException {
-        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), PORT)) {
+    private String exchange(String request, int timeoutMs) throws IOException {
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
             socket.setSoTimeout(timeoutMs);
             OutputStream out = socket.getOutputStream();
             out.write(request.getBytes(StandardCharsets.UTF_8));

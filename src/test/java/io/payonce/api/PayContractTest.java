@@ -1,15 +1,15 @@
 package io.payonce.api;
 
-import static io.payonce.Fixtures.AMOUNT;
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.OTHER_MERCHANT;
-import static io.payonce.Fixtures.as;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.pay;
-import static io.payonce.Fixtures.payBody;
-import static io.payonce.Fixtures.payRequest;
-import static io.payonce.Fixtures.pendingOrder;
-import static io.payonce.Fixtures.token;
+import static io.payonce.support.Fixtures.AMOUNT;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.OTHER_MERCHANT;
+import static io.payonce.support.Fixtures.as;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.pay;
+import static io.payonce.support.Fixtures.payBody;
+import static io.payonce.support.Fixtures.payRequest;
+import static io.payonce.support.Fixtures.pendingOrder;
+import static io.payonce.support.Fixtures.token;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.notNullValue;
 import static org.hamcrest.Matchers.nullValue;
@@ -27,10 +27,11 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.Fixtures;
-import io.payonce.Fixtures.PayRequest;
-import io.payonce.TestDatabase;
 import io.payonce.idempotency.TokenService;
+import io.payonce.order.OrderStatus;
+import io.payonce.support.Fixtures;
+import io.payonce.support.PayRequest;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 
@@ -192,9 +193,7 @@ class PayContractTest {
 
     @Test
     void orderPayingUnderAnotherRequest_returns409OrderNotPayable() {
-        String orderNo = pendingOrder();
-        db.execute("UPDATE orders SET status = 'PAYING', version = version + 1 WHERE merchant_id = ? AND order_no = ?",
-                MERCHANT, orderNo);
+        String orderNo = db.orderIn(OrderStatus.PAYING);
 
         pay(token(), orderNo, id("req")).then().statusCode(409).body("code", equalTo("order_not_payable"));
         assertEquals(0, db.payments(MERCHANT, orderNo));

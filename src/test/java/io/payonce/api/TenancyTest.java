@@ -1,14 +1,14 @@
 package io.payonce.api;
 
-import static io.payonce.Fixtures.AMOUNT;
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.OTHER_MERCHANT;
-import static io.payonce.Fixtures.as;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.pay;
-import static io.payonce.Fixtures.payBody;
-import static io.payonce.Fixtures.pendingOrder;
-import static io.payonce.Fixtures.token;
+import static io.payonce.support.Fixtures.AMOUNT;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.OTHER_MERCHANT;
+import static io.payonce.support.Fixtures.as;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.pay;
+import static io.payonce.support.Fixtures.payBody;
+import static io.payonce.support.Fixtures.pendingOrder;
+import static io.payonce.support.Fixtures.token;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -20,8 +20,8 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.Fixtures;
-import io.payonce.TestDatabase;
+import io.payonce.support.Fixtures;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 
 /** Merchant B can neither use nor learn anything of merchant A's tokens, orders or payments. */

@@ -1,6 +1,6 @@
 package io.payonce.api;
 
-import static io.payonce.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.MERCHANT;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -17,8 +17,8 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.Fixtures;
-import io.payonce.TestDatabase;
+import io.payonce.support.Fixtures;
+import io.payonce.support.TestDatabase;
 
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.ExtractableResponse;

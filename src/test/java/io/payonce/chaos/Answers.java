@@ -5,7 +5,8 @@ import java.util.Set;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import io.payonce.recovery.PayClient.Answer;
+import io.payonce.support.Answer;
+import io.payonce.support.PayClient;
 
 /**
  * What an answer to {@code POST /pay} means to a client, as contract section 4 says. Bodies are read with

@@ -15,9 +15,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 import io.payonce.chaos.History.Request;
-import io.payonce.recovery.PayClient;
-import io.payonce.recovery.PayClient.ChannelCharge;
-import io.payonce.recovery.PayClient.Ledger;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.ChannelCharge;
+import io.payonce.support.PayClient.Ledger;
 
 /**
  * The books once the run has settled: the service's tables read directly (orders, payments, tokens), and the

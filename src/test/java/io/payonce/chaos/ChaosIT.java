@@ -6,7 +6,7 @@ import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
 
-import io.payonce.gateway.Gateway;
+import io.payonce.support.Gateway;
 
 /**
  * The chaos run as CI runs it, against the packaged application: a minute of clients paying through the
@@ -30,7 +30,6 @@ class ChaosIT {
 
         ChaosRun.Result result = ChaosRun.run(settings);
 
-        System.out.println(result.report());
         assertTrue(result.clean(), result::report);
     }
 }

@@ -17,9 +17,10 @@ import io.payonce.chaos.History.Attempt;
 import io.payonce.chaos.History.FaultWindow;
 import io.payonce.chaos.History.OrderSeen;
 import io.payonce.chaos.History.Request;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.ChannelCharge;
-import io.payonce.recovery.PayClient.Ledger;
+import io.payonce.support.Answer;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.ChannelCharge;
+import io.payonce.support.PayClient.Ledger;
 
 /**
  * Reads every answer every client received, the service's tables and the channel's books, and names each

@@ -18,8 +18,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.payonce.chaos.History.Request;
 import io.payonce.chaos.Traffic.Route;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.Intent;
+import io.payonce.support.Answer;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayRequest;
 
 /**
  * The population of clients, as real ones behave. Each pays orders of its own, one after the other, with a
@@ -175,7 +176,8 @@ final class Clients {
                 if (token == null) {
                     return;
                 }
-                Request request = history.newRequest(merchant, id, new Intent(orderNo, orderNo + "_r" + attempt, token));
+                Request request = history.newRequest(merchant, id,
+                        new PayRequest(orderNo, orderNo + "_r" + attempt, token, PayClient.AMOUNT));
                 Answer answer = send(request);
                 traffic.observeOrder(merchant, orderNo, random);
                 if (answer == null) {

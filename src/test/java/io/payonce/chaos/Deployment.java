@@ -15,11 +15,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import io.payonce.AppProcess;
-import io.payonce.TcpProxy;
-import io.payonce.gateway.Gateway;
-import io.payonce.recovery.PayClient;
-import io.payonce.redis.ThrowawayRedis;
+import io.payonce.support.AppProcess;
+import io.payonce.support.Gateway;
+import io.payonce.support.PayClient;
+import io.payonce.support.TcpProxy;
+import io.payonce.support.ThrowawayRedis;
 
 /**
  * The system under chaos, all on loopback: two or more packaged instances, each pair behind its own nginx

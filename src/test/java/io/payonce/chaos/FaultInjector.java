@@ -12,10 +12,10 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import io.payonce.AppProcess;
 import io.payonce.chaos.FaultSchedule.Fault;
 import io.payonce.chaos.FaultSchedule.Kind;
 import io.payonce.chaos.History.FaultWindow;
+import io.payonce.support.AppProcess;
 
 /**
  * Applies the schedule's faults at their times, each healed after its span: an instance started again and

@@ -9,8 +9,9 @@ import java.util.concurrent.TimeUnit;
 
 import io.payonce.chaos.FaultSchedule.Fault;
 import io.payonce.chaos.FaultSchedule.Kind;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.Intent;
+import io.payonce.support.Answer;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayRequest;
 
 /**
  * Everything the clients saw and the faults that happened, on one clock (milliseconds since the run began):
@@ -24,10 +25,10 @@ final class History {
         final int id;
         final String merchant;
         final int client;
-        final Intent intent;
+        final PayRequest intent;
         private final List<Attempt> attempts = new ArrayList<>();
 
-        Request(int id, String merchant, int client, Intent intent) {
+        Request(int id, String merchant, int client, PayRequest intent) {
             this.id = id;
             this.merchant = merchant;
             this.client = client;
@@ -139,7 +140,7 @@ final class History {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
     }
 
-    synchronized Request newRequest(String merchant, int client, Intent intent) {
+    synchronized Request newRequest(String merchant, int client, PayRequest intent) {
         Request request = new Request(requests.size() + 1, merchant, client, intent);
         requests.add(request);
         return request;

@@ -12,7 +12,8 @@ import io.payonce.chaos.Checker.Violation;
 import io.payonce.chaos.History.Attempt;
 import io.payonce.chaos.History.FaultWindow;
 import io.payonce.chaos.History.Request;
-import io.payonce.recovery.PayClient.Ledger;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Ledger;
 
 /**
  * The summary of a run (requests, payments, faults injected by kind, answers by status, violations by name)

@@ -5,13 +5,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 
-import io.payonce.AppProcess;
 import io.payonce.chaos.History.Attempt;
 import io.payonce.chaos.History.OrderSeen;
 import io.payonce.chaos.History.Request;
-import io.payonce.gateway.Gateway;
-import io.payonce.recovery.PayClient;
-import io.payonce.recovery.PayClient.Answer;
+import io.payonce.support.Answer;
+import io.payonce.support.AppProcess;
+import io.payonce.support.Gateway;
+import io.payonce.support.PayClient;
 import io.restassured.config.HttpClientConfig;
 import io.restassured.config.RestAssuredConfig;
 import io.restassured.http.ContentType;
@@ -85,18 +85,7 @@ final class Traffic {
      */
     Answer pay(Request request, int lane, Route route, Duration timeout, boolean hangUp, String phase) {
         long sentAt = history.nowMs();
-        long started = System.nanoTime();
-        Answer answer;
-        try {
-            Response r = route.spec(request.merchant, timeout)
-                    .header("Idempotency-Key", "\"" + request.intent.token() + "\"")
-                    .body(request.intent.body())
-                    .post("/pay");
-            answer = new Answer(r.statusCode(), r.asString(), r.header("Idempotent-Replayed"), r.header("Retry-After"),
-                    null, elapsedMs(started));
-        } catch (Exception e) {
-            answer = new Answer(0, null, null, null, e.toString(), elapsedMs(started));
-        }
+        Answer answer = Answer.of(() -> request.intent.on(route.spec(request.merchant, timeout)).post("/pay"));
         request.add(new Attempt(lane, route.name(), route.direct(), sentAt, phase, hangUp, answer));
         if (Answers.isPaid(answer)) {
             history.sawOrder(new OrderSeen(request.merchant, request.intent.orderNo(), sentAt, history.nowMs(), "PAID",
@@ -151,9 +140,5 @@ final class Traffic {
         } catch (Exception brokenConnection) {
             // nothing seen
         }
-    }
-
-    private static long elapsedMs(long startedNanos) {
-        return (System.nanoTime() - startedNanos) / 1_000_000;
     }
 }

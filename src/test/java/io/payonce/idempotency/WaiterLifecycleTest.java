@@ -1,15 +1,16 @@
 package io.payonce.idempotency;
 
-import static io.payonce.Fixtures.AMOUNT;
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.pendingOrder;
-import static io.payonce.Fixtures.token;
+import static io.payonce.support.Fixtures.AMOUNT;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.pendingOrder;
+import static io.payonce.support.Fixtures.token;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -19,14 +20,17 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.Fixtures;
-import io.payonce.Operations;
-import io.payonce.TestDatabase;
+import io.payonce.support.Await;
+import io.payonce.support.Fixtures;
+import io.payonce.support.Operations;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 
 /** A waiter holds a place in the instance's wake-up registry only while it waits. */
 @QuarkusTest
 class WaiterLifecycleTest {
+
+    private static final Duration WAITERS_BOUND = Duration.ofSeconds(2);
 
     @Inject
     TestDatabase db;
@@ -44,11 +48,9 @@ class WaiterLifecycleTest {
         return Operations.metric("payonce_idempotency_waiters");
     }
 
-    private static void awaitWaiters(double expected) throws InterruptedException {
-        for (int i = 0; i < 50 && waiters() != expected; i++) {
-            Thread.sleep(20);
-        }
-        assertEquals(expected, waiters());
+    private static void awaitWaiters(double expected) {
+        Await.until("waiters in the registry to be " + expected, WAITERS_BOUND, WaiterLifecycleTest::waiters,
+                waiters -> waiters == expected);
     }
 
     @Test
@@ -59,7 +61,8 @@ class WaiterLifecycleTest {
         Fixtures.sandbox("ok", 900, 1);
         CompletableFuture<Integer> first = CompletableFuture
                 .supplyAsync(() -> Fixtures.pay(token, orderNo, requestNo).statusCode());
-        Thread.sleep(200);
+        Await.until("the first request to claim its token", Duration.ofSeconds(5),
+                () -> "IN_PROGRESS".equals(db.tokenState(MERCHANT, token)));
         String body = "{\"order_no\":\"" + orderNo + "\",\"request_no\":\"" + requestNo + "\",\"amount\":" + AMOUNT + "}";
         byte[] request = ("POST /pay HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                 + "X-Merchant-Id: " + MERCHANT + "\r\nIdempotency-Key: " + token + "\r\nContent-Length: "

@@ -1,16 +1,16 @@
 package io.payonce.operations;
 
-import static io.payonce.Fixtures.pendingOrder;
-import static io.payonce.Fixtures.pay;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.token;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.pay;
+import static io.payonce.support.Fixtures.pendingOrder;
+import static io.payonce.support.Fixtures.token;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 
 import org.junit.jupiter.api.Test;
 
-import io.payonce.Fixtures;
+import io.payonce.support.Fixtures;
 import io.quarkus.test.junit.QuarkusTest;
 
 /** Health, metrics and the OpenAPI document, as an operator and a client developer see them. */

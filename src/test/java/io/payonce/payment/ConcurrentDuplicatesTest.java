@@ -1,15 +1,13 @@
 package io.payonce.payment;
 
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.ledgerAttempts;
-import static io.payonce.Fixtures.ledgerCharges;
-import static io.payonce.Fixtures.orderStatus;
-import static io.payonce.Fixtures.payAnswer;
-import static io.payonce.Fixtures.pendingOrder;
-import static io.payonce.Fixtures.sandbox;
-import static io.payonce.Fixtures.sandboxNormal;
-import static io.payonce.Fixtures.token;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.ledgerAttempts;
+import static io.payonce.support.Fixtures.ledgerCharges;
+import static io.payonce.support.Fixtures.orderStatus;
+import static io.payonce.support.Fixtures.payAnswer;
+import static io.payonce.support.Fixtures.payRequest;
+import static io.payonce.support.Fixtures.sandbox;
+import static io.payonce.support.Fixtures.sandboxNormal;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -26,9 +24,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
-import io.payonce.Concurrently;
-import io.payonce.Fixtures.Answer;
-import io.payonce.TestDatabase;
+import io.payonce.support.Answer;
+import io.payonce.support.Concurrently;
+import io.payonce.support.PayRequest;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
 
@@ -49,10 +48,6 @@ class ConcurrentDuplicatesTest {
     @Inject
     TestDatabase db;
 
-    /** One order, its token and its request number: the request whose copies are sent. */
-    private record Request(String orderNo, String token, String requestNo) {
-    }
-
     @BeforeEach
     void setUp() {
         db.clean();
@@ -61,7 +56,7 @@ class ConcurrentDuplicatesTest {
 
     @Test
     void simultaneousCopies_getOneIdenticalAnswerAndOneCharge() {
-        List<Request> requests = requests();
+        List<PayRequest> requests = requests();
 
         List<List<Answer>> answers = sendAllCopiesAtOnce(requests);
 
@@ -70,7 +65,7 @@ class ConcurrentDuplicatesTest {
 
     @Test
     void copiesOverlappingASlowCharge_waitAndReceiveTheFirstAnswerAsReplay() {
-        List<Request> requests = requests();
+        List<PayRequest> requests = requests();
         sandbox("ok", SLOW_CHANNEL_MS, ORDERS);
 
         List<List<Answer>> answers = sendAllCopiesAtOnce(requests);
@@ -85,18 +80,15 @@ class ConcurrentDuplicatesTest {
         assertAll(checks);
     }
 
-    private static List<Request> requests() {
-        return IntStream.range(0, ORDERS).mapToObj(i -> new Request(pendingOrder(), token(), id("req"))).toList();
+    private static List<PayRequest> requests() {
+        return IntStream.range(0, ORDERS).mapToObj(i -> payRequest()).toList();
     }
 
-    private static List<List<Answer>> sendAllCopiesAtOnce(List<Request> requests) {
-        return Concurrently.bursts(ORDERS, COPIES, THREADS, BOUND, (order, copy) -> {
-            Request r = requests.get(order);
-            return payAnswer(r.token(), r.orderNo(), r.requestNo());
-        });
+    private static List<List<Answer>> sendAllCopiesAtOnce(List<PayRequest> requests) {
+        return Concurrently.bursts(ORDERS, COPIES, THREADS, BOUND, (order, copy) -> payAnswer(requests.get(order)));
     }
 
-    private Executable oneAnswerOneEffect(Request request, List<Answer> copies) {
+    private Executable oneAnswerOneEffect(PayRequest request, List<Answer> copies) {
         return () -> {
             Answer first = copies.get(0);
             assertAll(request.orderNo(),

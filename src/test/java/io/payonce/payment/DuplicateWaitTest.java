@@ -1,13 +1,14 @@
 package io.payonce.payment;
 
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.as;
-import static io.payonce.Fixtures.ledgerCharges;
-import static io.payonce.Fixtures.orderStatus;
-import static io.payonce.Fixtures.payAnswer;
-import static io.payonce.Fixtures.payRequest;
-import static io.payonce.Fixtures.sandbox;
-import static io.payonce.Fixtures.sandboxNormal;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.as;
+import static io.payonce.support.Fixtures.ledgerCharges;
+import static io.payonce.support.Fixtures.orderStatus;
+import static io.payonce.support.Fixtures.payAnswer;
+import static io.payonce.support.Fixtures.payPreferringWait;
+import static io.payonce.support.Fixtures.payRequest;
+import static io.payonce.support.Fixtures.sandbox;
+import static io.payonce.support.Fixtures.sandboxNormal;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -27,10 +28,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.Fixtures;
-import io.payonce.Fixtures.Answer;
-import io.payonce.Fixtures.PayRequest;
-import io.payonce.TestDatabase;
+import io.payonce.support.Answer;
+import io.payonce.support.Await;
+import io.payonce.support.Fixtures;
+import io.payonce.support.PayRequest;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
 
@@ -182,29 +184,12 @@ class DuplicateWaitTest {
     }
 
     /** The first execution of {@code request}, sent in the background: a slow charge, its token claimed. */
-    private CompletableFuture<Answer> slowFirstExecution(PayRequest request) throws InterruptedException {
+    private CompletableFuture<Answer> slowFirstExecution(PayRequest request) {
         sandbox("ok", SLOW_CHARGE_MS, 1);
         CompletableFuture<Answer> first = CompletableFuture.supplyAsync(() -> payAnswer(request), background);
-        awaitTokenInProgress(request.token());
+        // bounded, so a first request that never claims fails
+        Await.until("the first request to claim its token", Duration.ofSeconds(5),
+                () -> "IN_PROGRESS".equals(db.tokenState(MERCHANT, request.token())));
         return first;
-    }
-
-    private static Answer payPreferringWait(PayRequest request, int seconds) {
-        long started = System.nanoTime();
-        return Answer.of(as(MERCHANT).header("Idempotency-Key", "\"" + request.token() + "\"")
-                .header("Prefer", "wait=" + seconds)
-                .body(request.body())
-                .post("/pay"), started);
-    }
-
-    /** Until the first execution owns the token; bounded, so a first request that never claims fails. */
-    private void awaitTokenInProgress(String token) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (!"IN_PROGRESS".equals(db.tokenState(MERCHANT, token))) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the first request never claimed its token");
-            }
-            Thread.sleep(5);
-        }
     }
 }

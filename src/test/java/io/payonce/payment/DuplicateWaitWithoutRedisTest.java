@@ -1,6 +1,6 @@
 package io.payonce.payment;
 
-import io.payonce.RedisUnreachable;
+import io.payonce.support.RedisUnreachable;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 

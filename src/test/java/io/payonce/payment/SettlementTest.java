@@ -1,16 +1,15 @@
 package io.payonce.payment;
 
-import static io.payonce.Fixtures.AMOUNT;
-import static io.payonce.Fixtures.CURRENCY;
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.ledgerCharges;
-import static io.payonce.Fixtures.orderStatus;
-import static io.payonce.Fixtures.orderVersion;
-import static io.payonce.Fixtures.pay;
-import static io.payonce.Fixtures.pendingOrder;
-import static io.payonce.Fixtures.sandboxNormal;
-import static io.payonce.Fixtures.unsettledPayment;
+import static io.payonce.support.Fixtures.AMOUNT;
+import static io.payonce.support.Fixtures.CURRENCY;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.ledgerCharges;
+import static io.payonce.support.Fixtures.orderStatus;
+import static io.payonce.support.Fixtures.orderVersion;
+import static io.payonce.support.Fixtures.pay;
+import static io.payonce.support.Fixtures.pendingOrder;
+import static io.payonce.support.Fixtures.sandboxNormal;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -26,10 +25,10 @@ import java.util.Optional;
 import jakarta.inject.Inject;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.payonce.Fixtures.PayRequest;
-import io.payonce.TestDatabase;
 import io.payonce.channel.ChargeResult;
 import io.payonce.idempotency.StoredResponse;
+import io.payonce.support.PayRequest;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -66,7 +65,7 @@ class SettlementTest {
 
     @Test
     void secondSettlementOfOnePayment_changesNothing_andAnswersWhatTheFirstStored() {
-        PayRequest p = unsettledPayment();
+        PayRequest p = db.paymentProcessing();
         Payment processing = payment(p);
 
         Settlement.Settled first = settle(processing, new ChargeResult.Succeeded("txn_first"));
@@ -92,7 +91,7 @@ class SettlementTest {
     /** This must never happen (only the channel's word settles), and if it does, an operator hears of it. */
     @Test
     void successArrivingForAPaymentSettledFailed_isCountedAsADisagreement() {
-        PayRequest p = unsettledPayment();
+        PayRequest p = db.paymentProcessing();
         Payment processing = payment(p);
         double before = disagreements();
         settle(processing, new ChargeResult.Declined("txn_declined"));
@@ -108,7 +107,7 @@ class SettlementTest {
 
     @Test
     void closedAtTheChannel_settlesFailed_withPaymentNotCompleted() {
-        PayRequest p = unsettledPayment();
+        PayRequest p = db.paymentProcessing();
 
         Settlement.Settled closed = settle(payment(p), new ChargeResult.Closed());
 
@@ -121,7 +120,7 @@ class SettlementTest {
 
     @Test
     void settlementWhoseOrderMovedUnderIt_writesNothing() {
-        PayRequest p = unsettledPayment();
+        PayRequest p = db.paymentProcessing();
         Payment processing = payment(p);
         // a writer outside the state machine's rules: the settlement's version check must refuse
         db.execute("UPDATE orders SET status = 'PENDING', version = version + 1 WHERE order_no = ?", p.orderNo());

@@ -1,17 +1,17 @@
 package io.payonce.payment;
 
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.as;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.ledgerAttempts;
-import static io.payonce.Fixtures.ledgerCharges;
-import static io.payonce.Fixtures.orderStatus;
-import static io.payonce.Fixtures.orderVersion;
-import static io.payonce.Fixtures.payAnswer;
-import static io.payonce.Fixtures.pendingOrder;
-import static io.payonce.Fixtures.sandbox;
-import static io.payonce.Fixtures.sandboxNormal;
-import static io.payonce.Fixtures.token;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.as;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.ledgerAttempts;
+import static io.payonce.support.Fixtures.ledgerCharges;
+import static io.payonce.support.Fixtures.orderStatus;
+import static io.payonce.support.Fixtures.orderVersion;
+import static io.payonce.support.Fixtures.payAnswer;
+import static io.payonce.support.Fixtures.pendingOrder;
+import static io.payonce.support.Fixtures.sandbox;
+import static io.payonce.support.Fixtures.sandboxNormal;
+import static io.payonce.support.Fixtures.token;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -25,9 +25,9 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.Concurrently;
-import io.payonce.Fixtures.Answer;
-import io.payonce.TestDatabase;
+import io.payonce.support.Answer;
+import io.payonce.support.Concurrently;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
 

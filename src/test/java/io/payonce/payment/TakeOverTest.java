@@ -1,14 +1,14 @@
 package io.payonce.payment;
 
-import static io.payonce.Fixtures.AMOUNT;
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.as;
-import static io.payonce.Fixtures.ledgerCharges;
-import static io.payonce.Fixtures.orderStatus;
-import static io.payonce.Fixtures.payAnswer;
-import static io.payonce.Fixtures.payRequest;
-import static io.payonce.Fixtures.sandbox;
-import static io.payonce.Fixtures.sandboxNormal;
+import static io.payonce.support.Fixtures.AMOUNT;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.as;
+import static io.payonce.support.Fixtures.ledgerCharges;
+import static io.payonce.support.Fixtures.orderStatus;
+import static io.payonce.support.Fixtures.payAnswer;
+import static io.payonce.support.Fixtures.payRequest;
+import static io.payonce.support.Fixtures.sandbox;
+import static io.payonce.support.Fixtures.sandboxNormal;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -23,7 +23,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import jakarta.inject.Inject;
 
@@ -32,10 +31,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.Fixtures.Answer;
-import io.payonce.Fixtures.PayRequest;
-import io.payonce.Operations;
-import io.payonce.TestDatabase;
+import io.payonce.support.Answer;
+import io.payonce.support.Await;
+import io.payonce.support.Operations;
+import io.payonce.support.PayRequest;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
 
@@ -91,12 +91,13 @@ class TakeOverTest {
         PayRequest request = payRequest();
         sandbox("fail_before_accept", REFUSED_AFTER_MS, 1);
         CompletableFuture<Answer> owner = CompletableFuture.supplyAsync(() -> payAnswer(request), background);
-        await(() -> "IN_PROGRESS".equals(db.tokenState(MERCHANT, request.token())), "the owner to claim the token");
-        await(TakeOverTest::sandboxStepTaken, "the owner's charge to reach the channel");
+        Await.until("the owner to claim the token", STEP_BOUND,
+                () -> "IN_PROGRESS".equals(db.tokenState(MERCHANT, request.token())));
+        Await.until("the owner's charge to reach the channel", STEP_BOUND, TakeOverTest::sandboxStepTaken);
         // the owner's charge has taken its step already; the next charge, the take-over's, is slow and succeeds
         sandbox("ok", TAKE_OVER_CHARGE_MS, 1);
         duplicate = sendAndKeepOpen(request);
-        await(() -> Operations.metric("payonce_idempotency_waiters") >= 1, "the duplicate to wait");
+        Await.until("the duplicate to wait", STEP_BOUND, () -> Operations.metric("payonce_idempotency_waiters") >= 1);
         assertFalse(owner.isDone(), "the owner's charge was refused before the duplicate waited for it");
 
         // when: the owner is refused and releases the token, the duplicate takes it over and charges, and
@@ -104,17 +105,15 @@ class TakeOverTest {
         Answer released = owner.get(STEP_BOUND.toMillis(), TimeUnit.MILLISECONDS);
         assertEquals(503, released.status(), () -> "the owner released the token: " + released.body());
         // the ok step is taken only by a charge that arrives: the take-over's
-        await(TakeOverTest::sandboxStepTaken, "the take-over's charge to reach the channel");
+        Await.until("the take-over's charge to reach the channel", STEP_BOUND, TakeOverTest::sandboxStepTaken);
+        // the hang-up lands in the middle of the charge: the timing is what the test is about
         Thread.sleep(HANG_UP_AFTER_MS);
         assertEquals("PAYING", orderStatus(MERCHANT, request.orderNo()),
                 "the take-over's charge was still running when its client hung up");
         hangUp(duplicate);
 
         // then: the take-over finishes what it started, as the first owner would have
-        long deadline = System.nanoTime() + SETTLE_BOUND.toNanos();
-        while (!"PAID".equals(orderStatus(MERCHANT, request.orderNo())) && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-        }
+        Await.upTo(SETTLE_BOUND, () -> "PAID".equals(orderStatus(MERCHANT, request.orderNo())));
         Answer replay = payAnswer(request);
         assertAll(
                 () -> assertEquals("PAID", orderStatus(MERCHANT, request.orderNo()),
@@ -164,15 +163,5 @@ class TakeOverTest {
     private static void hangUp(Socket socket) throws IOException {
         socket.setSoLinger(true, 0);
         socket.close();
-    }
-
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + STEP_BOUND.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("waited " + STEP_BOUND + " for " + what);
-            }
-            Thread.sleep(10);
-        }
     }
 }

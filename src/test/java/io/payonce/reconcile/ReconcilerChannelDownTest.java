@@ -1,6 +1,5 @@
 package io.payonce.reconcile;
 
-import static io.payonce.Fixtures.MERCHANT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.time.Duration;
@@ -11,7 +10,8 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.TestDatabase;
+import io.payonce.support.PayRequest;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
@@ -45,7 +45,7 @@ class ReconcilerChannelDownTest {
 
     @Test
     void noClearAnswer_paymentStaysProcessing_retriedOnlyAfterBackoff() {
-        TestDatabase.LeftProcessing left = db.leftProcessing(MERCHANT);
+        PayRequest left = db.paymentProcessingWithoutToken(Duration.ofMinutes(1));
         String orderNo = left.orderNo();
         String requestNo = left.requestNo();
 

@@ -1,12 +1,11 @@
 package io.payonce.reconcile;
 
-import static io.payonce.Fixtures.AMOUNT;
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.as;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.pay;
-import static io.payonce.Fixtures.pendingOrder;
-import static io.payonce.Fixtures.token;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.as;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.pay;
+import static io.payonce.support.Fixtures.pendingOrder;
+import static io.payonce.support.Fixtures.token;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,18 +13,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.Concurrently;
-import io.payonce.Fixtures;
-import io.payonce.Fixtures.PayRequest;
-import io.payonce.TestDatabase;
+import io.payonce.support.Answer;
+import io.payonce.support.Await;
+import io.payonce.support.Concurrently;
+import io.payonce.support.Fixtures;
+import io.payonce.support.Operations;
+import io.payonce.support.PayRequest;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
-import io.restassured.response.Response;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Transaction;
@@ -36,6 +38,9 @@ import io.vertx.mutiny.sqlclient.Tuple;
 class ReconcilerTest {
 
     private static final Duration RUN = Duration.ofSeconds(20);
+    /** Past min-age (30 s, the test profile's default). */
+    private static final Duration OLD_ENOUGH = Duration.ofMinutes(1);
+    private static final Duration LEASE_OVER = Duration.ofSeconds(-1);
 
     @Inject
     TestDatabase db;
@@ -52,10 +57,13 @@ class ReconcilerTest {
         Fixtures.sandboxNormal();
     }
 
-    /** An unknown channel outcome, as old as reconciliation requires. */
-    private PayRequest unknownOutcome() {
-        PayRequest p = Fixtures.unsettledPayment();
-        ageProcessingPayments();
+    /**
+     * A payment charged at the channel whose owner never heard the answer and is gone: as old as
+     * reconciliation requires, its leases over.
+     */
+    private PayRequest chargedButUnsettled() {
+        PayRequest p = db.paymentProcessing(OLD_ENOUGH, LEASE_OVER);
+        assertEquals("SUCCEEDED", Fixtures.chargeAtChannel(p));
         return p;
     }
 
@@ -86,7 +94,7 @@ class ReconcilerTest {
 
     @Test
     void chargeSucceededAtChannel_settlesPaid_andDuplicatesGetThe200() {
-        PayRequest p = unknownOutcome();
+        PayRequest p = chargedButUnsettled();
 
         Reconciler.Report report = run();
 
@@ -104,13 +112,11 @@ class ReconcilerTest {
     /**
      * A process that died after its payment record committed and before the charge left: the channel has
      * never heard of it. The customer asked once and was told "processing", so the same charge is sent
-     * again, same number and amount, and the payment completes. It was once settled as declined here.
+     * again, same number and amount, and the payment completes.
      */
     @Test
     void unknownToChannel_isChargedAgainWithTheSameNumber_andPaid() {
-        PayRequest p = Fixtures.unsettledPayment();
-        db.execute("DELETE FROM sandbox_charges WHERE request_no = ?", p.requestNo());
-        ageProcessingPayments();
+        PayRequest p = db.paymentProcessing(OLD_ENOUGH, LEASE_OVER);
 
         Reconciler.Report report = run();
 
@@ -125,8 +131,8 @@ class ReconcilerTest {
     }
 
     /**
-     * The bug this reconciliation was rebuilt for: the channel accepts a charge long after the service gave
-     * up waiting. While it is pending, reconciliation does nothing; once it succeeds, the payment is paid.
+     * The channel accepts a charge long after the service gave up waiting. While it is pending,
+     * reconciliation does nothing; once it succeeds, the payment is paid.
      */
     @Test
     void chargeStillPendingAtChannel_isLeftProcessing_thenPaidWhenItSucceeds() throws Exception {
@@ -140,8 +146,7 @@ class ReconcilerTest {
         assertEquals(0, pending.settled());
         assertEquals(1, pending.postponed());
         as(MERCHANT).get("/payments/" + p.requestNo()).then().body("status", equalTo("PROCESSING"));
-        as(MERCHANT).header("Idempotency-Key", p.token()).header("Prefer", "wait=0").body(p.body()).post("/pay")
-                .then().statusCode(202);
+        assertEquals(202, Fixtures.payPreferringWait(p, 0).status(), "the stored 202 again, at once");
         assertEquals(0, Fixtures.ledgerCharges(MERCHANT, p.orderNo()), "a pending charge has not taken the money yet");
 
         awaitChannelState(p.requestNo(), "SUCCEEDED");
@@ -156,9 +161,7 @@ class ReconcilerTest {
 
     @Test
     void leasedPayment_isLeftToItsOwner_howeverOld() {
-        PayRequest p = Fixtures.unsettledPayment();
-        db.execute("UPDATE payments SET created_at = created_at - INTERVAL 1 MINUTE,"
-                + " lease_until = UTC_TIMESTAMP(3) + INTERVAL 1 MINUTE WHERE request_no = ?", p.requestNo());
+        PayRequest p = db.paymentProcessing(OLD_ENOUGH, Duration.ofMinutes(1));
 
         Reconciler.Report report = run();
 
@@ -191,11 +194,9 @@ class ReconcilerTest {
 
     @Test
     void declinedAtChannel_settlesDeclined() {
-        PayRequest p = Fixtures.payRequest();
-        Fixtures.sandbox("decline", 4_000, 1);
-        pay(p).then().statusCode(202);
-        awaitChannelState(p.requestNo(), "DECLINED");
-        ageProcessingPayments();
+        PayRequest p = db.paymentProcessing(OLD_ENOUGH, LEASE_OVER);
+        Fixtures.sandbox("decline", 0, 1);
+        assertEquals("DECLINED", Fixtures.chargeAtChannel(p));
 
         run();
 
@@ -205,23 +206,13 @@ class ReconcilerTest {
     }
 
     private void awaitChannelState(String requestNo, String state) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (!state.equals(channelState(requestNo))) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the channel never said " + state + " of " + requestNo);
-            }
-            try {
-                Thread.sleep(100);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
+        Await.until("the channel to say " + state + " of " + requestNo, Duration.ofSeconds(10),
+                () -> channelState(requestNo), state::equals);
     }
 
     @Test
     void tooYoungPayment_isLeftToItsOwner() {
-        PayRequest p = Fixtures.unsettledPayment();
+        PayRequest p = db.paymentProcessing();
 
         Reconciler.Report report = run();
 
@@ -231,23 +222,22 @@ class ReconcilerTest {
 
     @Test
     void duplicateWaitingDuringReconciliation_isAnsweredWithTheSettledResult() throws Exception {
-        PayRequest p = unknownOutcome();
-        CompletableFuture<Response> waiting = CompletableFuture.supplyAsync(() -> as(MERCHANT)
-                .header("Idempotency-Key", p.token()).header("Prefer", "wait=8")
-                .body(p.body()).post("/pay"));
-        Thread.sleep(500);
+        PayRequest p = chargedButUnsettled();
+        CompletableFuture<Answer> waiting = CompletableFuture.supplyAsync(() -> Fixtures.payPreferringWait(p, 8));
+        Await.until("the duplicate to wait", Duration.ofSeconds(5),
+                () -> Operations.metric("payonce_idempotency_waiters") >= 1);
 
         run();
 
-        Response answer = waiting.get(15, java.util.concurrent.TimeUnit.SECONDS);
-        assertEquals(200, answer.statusCode());
-        assertEquals("PAID", answer.path("status"));
+        Answer answer = waiting.get(15, TimeUnit.SECONDS);
+        assertEquals(200, answer.status());
+        assertEquals("PAID", answer.field("status"));
     }
 
     @Test
     void reconcilersOnSeveralInstancesAtOnce_settleEachPaymentOnce() {
-        PayRequest a = unknownOutcome();
-        PayRequest b = unknownOutcome();
+        PayRequest a = chargedButUnsettled();
+        PayRequest b = chargedButUnsettled();
 
         List<Reconciler.Report> reports = Concurrently.all(4, RUN, (g, c) -> run());
 
@@ -260,30 +250,27 @@ class ReconcilerTest {
 
     @Test
     void deadLeaseWithoutPayment_isReleased_andTheRetryExecutes() {
-        String orderNo = pendingOrder();
-        String requestNo = id("req");
         // an owner that claimed the token and died before its payment record existed
-        String token = inProgressToken("- INTERVAL 1 MINUTE", orderNo, requestNo);
-        as(MERCHANT).header("Idempotency-Key", token).header("Prefer", "wait=0")
-                .body(Fixtures.payBody(orderNo, requestNo, AMOUNT)).post("/pay").then().statusCode(409);
+        PayRequest p = db.tokenInProgress(pendingOrder(), Duration.ofMinutes(-1));
+        assertEquals(409, Fixtures.payPreferringWait(p, 0).status());
 
         Reconciler.Report report = run();
 
         assertEquals(1, report.leasesReleased());
-        pay(token, orderNo, requestNo).then().statusCode(200).body("status", equalTo("PAID"));
-        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, orderNo));
+        pay(p).then().statusCode(200).body("status", equalTo("PAID"));
+        assertEquals(1, Fixtures.ledgerCharges(MERCHANT, p.orderNo()));
     }
 
     /**
-     * The deadlock the benchmark found: a settlement holds a live token's row and index entry while the
-     * release of dead leases runs. The release must neither wait for that lock nor touch the live token.
-     * A locking scan of the (state, lease_until) index, as the release once was, waits here for the open
-     * transaction (innodb_lock_wait_timeout, 50 s by default) and fails the bound.
+     * A settlement holds a live token's row and index entry while the release of dead leases runs. The
+     * release must neither wait for that lock nor touch the live token: a locking scan of the
+     * (state, lease_until) index would wait here for the open transaction (innodb_lock_wait_timeout) and
+     * fail the bound.
      */
     @Test
     void releasingDeadLeases_doesNotWaitForALiveTokenBeingSettled() {
-        String dead = inProgressToken("- INTERVAL 1 MINUTE", id("order"), id("req"));
-        String live = inProgressToken("+ INTERVAL 1 MINUTE", id("order"), id("req"));
+        String dead = db.tokenInProgress(id("order"), Duration.ofMinutes(-1)).token();
+        String live = db.tokenInProgress(id("order"), Duration.ofMinutes(1)).token();
         SqlConnection settlement = pool.getConnection().await().atMost(RUN);
         try {
             Transaction tx = settlement.begin().await().atMost(RUN);
@@ -301,20 +288,10 @@ class ReconcilerTest {
         assertEquals("COMPLETED", db.tokenState(MERCHANT, live));
     }
 
-    /** A token claimed for the request without a payment record, its lease ending {@code leaseFromNow} (SQL). */
-    private String inProgressToken(String leaseFromNow, String orderNo, String requestNo) {
-        String token = token();
-        db.execute("INSERT INTO idempotency_tokens (merchant_id, token, state, fingerprint, request_no, lease_until,"
-                + " expires_at) VALUES (?, ?, 'IN_PROGRESS', ?, ?, UTC_TIMESTAMP(3) " + leaseFromNow + ","
-                + " UTC_TIMESTAMP(3) + INTERVAL 1 DAY)", MERCHANT, token,
-                io.payonce.idempotency.Fingerprint.of(MERCHANT, orderNo, requestNo, AMOUNT, null), requestNo);
-        return token;
-    }
-
     @Test
     void deadLeaseWithPayment_isNotReleased_reconciliationSettlesIt() {
-        PayRequest p = unknownOutcome();
-        db.execute("UPDATE idempotency_tokens SET lease_until = UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE WHERE token = ?", p.token());
+        // the owner's leases on token and payment both over
+        PayRequest p = chargedButUnsettled();
 
         Reconciler.Report report = run();
 
@@ -328,9 +305,9 @@ class ReconcilerTest {
         for (int i = 0; i < 3; i++) {
             pay(token(), pendingOrder(), id("req")).then().statusCode(200);
         }
-        PayRequest p = unknownOutcome();
+        // too young to be reconciled in this run: its token stays in progress
+        PayRequest p = db.paymentProcessing();
         db.execute("UPDATE idempotency_tokens SET expires_at = '2020-01-01 00:00:00'");
-        db.execute("UPDATE payments SET created_at = UTC_TIMESTAMP(3) WHERE request_no = ?", p.requestNo());
 
         Reconciler.Report report = run();
 

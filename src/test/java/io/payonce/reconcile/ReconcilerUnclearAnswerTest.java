@@ -18,7 +18,7 @@ class ReconcilerUnclearAnswerTest extends ReconcilerChannelDownTest {
         @Override
         public Map<String, String> getConfigOverrides() {
             // a path this application does not serve: every channel call answers a plain 404
-            return Map.of("payonce.channel.url", "http://localhost:8081/not-the-channel");
+            return Map.of("payonce.channel.url", "http://localhost:${quarkus.http.test-port}/not-the-channel");
         }
     }
 }

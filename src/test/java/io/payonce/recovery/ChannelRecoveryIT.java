@@ -14,7 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -27,13 +27,16 @@ import org.junit.jupiter.api.TestClassOrder;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
-import io.payonce.AppProcess;
-import io.payonce.Operations;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.Books;
-import io.payonce.recovery.PayClient.ChannelCharge;
-import io.payonce.recovery.PayClient.Intent;
-import io.payonce.recovery.PayClient.PaymentRecord;
+import io.payonce.support.Answer;
+import io.payonce.support.AppProcess;
+import io.payonce.support.Await;
+import io.payonce.support.EachRequest;
+import io.payonce.support.Operations;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Books;
+import io.payonce.support.PayClient.ChannelCharge;
+import io.payonce.support.PayClient.PaymentRecord;
+import io.payonce.support.PayRequest;
 
 /**
  * Only the channel's word settles a charge that was sent (contract sections 5 and 6): a charge the channel
@@ -125,7 +128,7 @@ class ChannelRecoveryIT {
             PayClient channel = channelFor(SLOW_MERCHANT);
             for (AppProcess w : List.of(w1, w2)) {
                 PayClient client = new PayClient(w, SLOW_MERCHANT);
-                assertEquals(200, client.pay(channel.newIntent()).status(), "a warm-up payment");
+                assertEquals(200, client.pay(channel.newRequest()).status(), "a warm-up payment");
             }
         }
 
@@ -135,9 +138,9 @@ class ChannelRecoveryIT {
         }
 
         /**
-         * The issue's report, scaled down: the channel takes longer to accept a charge than the payment's
-         * reconciliation age. Reconciliation that read "not there yet" as "never charged" declined a payment
-         * the channel then charged, and a second payment of the order charged the customer twice.
+         * The channel takes longer to accept a charge than the payment's reconciliation age. "Not there yet"
+         * is not "never charged": a payment declined on it would be charged by the channel anyway, and a second
+         * payment of the order would charge the customer twice.
          */
         @Test
         @Order(1)
@@ -146,31 +149,32 @@ class ChannelRecoveryIT {
             PayClient channel = channelFor(SLOW_MERCHANT);
             PayClient client = new PayClient(w1, SLOW_MERCHANT);
             PayClient other = new PayClient(w2, SLOW_MERCHANT);
-            Intent intent = client.newIntent();
+            PayRequest request = client.newRequest();
             channel.sandbox("ok", SLOW_ACCEPT_MS, 1);
 
             // when: it is paid, and while the channel holds the charge both reconcilers run several times
             long sent = System.nanoTime();
-            Answer first = client.pay(intent);
+            Answer first = client.pay(request);
             assertEquals(202, first.status(), () -> "the channel call timed out: outcome unknown, " + first);
             assertEquals("PROCESSING", first.field("status"), first::toString);
             // a duplicate on the other instance waits for the settlement (or its wait bound)
-            CompletableFuture<Answer> duplicate = CompletableFuture.supplyAsync(() -> other.pay(intent), senders);
+            CompletableFuture<Answer> duplicate = CompletableFuture.supplyAsync(() -> other.pay(request), senders);
             List<String> whilePending = new ArrayList<>();
+            // a sample every 250 ms for as long as the channel holds the charge: watched, not awaited
             while (elapsedMs(sent) < SLOW_ACCEPT_MS - 1_000) {
-                whilePending.add("payment " + client.paymentStatus(intent.requestNo()) + ", channel "
-                        + channel.queryCharge(intent.requestNo()).status());
+                whilePending.add("payment " + client.paymentStatus(request.requestNo()) + ", channel "
+                        + channel.queryCharge(request.requestNo()).status());
                 Thread.sleep(250);
             }
             assertTrue(whilePending.stream().allMatch(seen -> seen.equals("payment PROCESSING, channel PENDING")),
                     () -> "while the channel held the charge the payment stayed PROCESSING: " + whilePending);
 
             // then: once the charge takes effect, reconciliation pays the order, once
-            assertTrue(within(SETTLE_BOUND, () -> !"PROCESSING".equals(client.paymentStatus(intent.requestNo()))),
+            assertTrue(Await.upTo(SETTLE_BOUND, () -> !"PROCESSING".equals(client.paymentStatus(request.requestNo()))),
                     "settled within " + SETTLE_BOUND);
-            PaymentRecord payment = client.payment(intent.requestNo());
-            String txnId = channel.queryCharge(intent.requestNo()).txnId();
-            Books books = channel.books(intent.orderNo());
+            PaymentRecord payment = client.payment(request.requestNo());
+            String txnId = channel.queryCharge(request.requestNo()).txnId();
+            Books books = channel.books(request.orderNo());
             assertEquals("SUCCEEDED", payment.status(), () -> books.toString());
             assertNotNull(txnId, "the channel names its transaction");
             assertEquals(txnId, payment.channelTxnId(), "the payment names the channel's transaction");
@@ -178,7 +182,7 @@ class ChannelRecoveryIT {
             assertEquals(1, books.charges(), books::toString);
 
             Answer duplicateAnswer = duplicate.get(30, TimeUnit.SECONDS);
-            Answer retry = client.pay(intent);
+            Answer retry = client.pay(request);
             assertEquals(200, retry.status(), () -> "the stored 200: " + retry);
             assertTrue(retry.isReplay(), () -> "replayed: " + retry);
             assertEquals(txnId, retry.field("channel_txn_id"), "the answer names the channel's transaction");
@@ -188,12 +192,12 @@ class ChannelRecoveryIT {
                 assertEquals(retry.body(), duplicateAnswer.body(), "the same answer byte for byte");
             }
 
-            // and: the paid order cannot be paid again, which is what charged twice before
-            Intent again = client.newAttempt(intent);
+            // and: the paid order cannot be paid again, so there is no second charge
+            PayRequest again = client.newAttempt(request);
             Answer second = client.pay(again);
             assertEquals(409, second.status(), () -> "order_not_payable: " + second);
             assertEquals("order_not_payable", second.code(), second::toString);
-            Books after = channel.books(intent.orderNo());
+            Books after = channel.books(request.orderNo());
             assertEquals(1, after.charges(), () -> "still one charge: " + after);
         }
 
@@ -209,35 +213,35 @@ class ChannelRecoveryIT {
             // given
             PayClient channel = channelFor(RACE_MERCHANT);
             List<PayClient> clients = List.of(new PayClient(w1, RACE_MERCHANT), new PayClient(w2, RACE_MERCHANT));
-            Map<String, List<Intent>> byBehaviour = new LinkedHashMap<>();
-            byBehaviour.put("ok", channel.newIntents(PER_BEHAVIOUR));
-            byBehaviour.put("timeout_after_accept", channel.newIntents(PER_BEHAVIOUR));
-            byBehaviour.put("decline", channel.newIntents(PER_BEHAVIOUR));
+            Map<String, List<PayRequest>> byBehaviour = new LinkedHashMap<>();
+            byBehaviour.put("ok", channel.newRequests(PER_BEHAVIOUR));
+            byBehaviour.put("timeout_after_accept", channel.newRequests(PER_BEHAVIOUR));
+            byBehaviour.put("decline", channel.newRequests(PER_BEHAVIOUR));
             Map<String, Long> latency = Map.of("ok", SLOW_CHARGE_MS, "timeout_after_accept", 0L, "decline", SLOW_CHARGE_MS);
-            List<Intent> all = new ArrayList<>();
+            List<PayRequest> all = new ArrayList<>();
             byBehaviour.values().forEach(all::addAll);
 
             // when: each behaviour's payments are sent, and reach the channel before the next behaviour is set
-            Map<Intent, List<CompletableFuture<Answer>>> copies = new LinkedHashMap<>();
+            Map<PayRequest, List<CompletableFuture<Answer>>> copies = new LinkedHashMap<>();
             int n = 0;
             for (var group : byBehaviour.entrySet()) {
                 channel.sandbox(group.getKey(), latency.get(group.getKey()), PER_BEHAVIOUR);
-                for (Intent intent : group.getValue()) {
+                for (PayRequest request : group.getValue()) {
                     // both copies at once, W1's and W2's sent first in turn, so owners are on both instances
                     PayClient firstTo = clients.get(n % 2);
                     PayClient thenTo = clients.get((n + 1) % 2);
                     n++;
                     List<CompletableFuture<Answer>> sent = new ArrayList<>();
-                    sent.add(firstTo.payUntilFinalAsync(intent, Duration.ofSeconds(30), senders));
-                    sent.add(thenTo.payUntilFinalAsync(intent, Duration.ofSeconds(30), senders));
-                    copies.put(intent, sent);
+                    sent.add(firstTo.payUntilFinalAsync(request, Duration.ofSeconds(30), senders));
+                    sent.add(thenTo.payUntilFinalAsync(request, Duration.ofSeconds(30), senders));
+                    copies.put(request, sent);
                 }
-                List<Intent> sentNow = group.getValue();
-                assertTrue(within(Duration.ofSeconds(4), () -> sentNow.stream()
-                        .allMatch(intent -> channel.queryCharge(intent.requestNo()).httpStatus() == 200)),
+                List<PayRequest> sentNow = group.getValue();
+                assertTrue(Await.upTo(Duration.ofSeconds(4), () -> sentNow.stream()
+                        .allMatch(request -> channel.queryCharge(request.requestNo()).httpStatus() == 200)),
                         () -> group.getKey() + " charges recorded at the channel the moment they arrived");
             }
-            Map<Intent, List<Answer>> answers = new LinkedHashMap<>();
+            Map<PayRequest, List<Answer>> answers = new LinkedHashMap<>();
             for (var sent : copies.entrySet()) {
                 List<Answer> got = new ArrayList<>();
                 for (CompletableFuture<Answer> copy : sent.getValue()) {
@@ -246,58 +250,58 @@ class ChannelRecoveryIT {
                 answers.put(sent.getKey(), got);
             }
             // bounded; the checks below judge whatever is left unsettled
-            within(SETTLE_BOUND, () -> all.stream().allMatch(intent -> channel.books(intent.orderNo()).settled()));
+            Await.upTo(SETTLE_BOUND, () -> all.stream().allMatch(request -> channel.books(request.orderNo()).settled()));
 
             // then
-            Map<Intent, Books> books = new LinkedHashMap<>();
-            Map<Intent, ChannelCharge> charges = new LinkedHashMap<>();
-            Map<Intent, List<CompletableFuture<Answer>>> replaying = new LinkedHashMap<>();
-            for (Intent intent : all) {
-                books.put(intent, channel.books(intent.orderNo()));
-                charges.put(intent, channel.queryCharge(intent.requestNo()));
+            Map<PayRequest, Books> books = new LinkedHashMap<>();
+            Map<PayRequest, ChannelCharge> charges = new LinkedHashMap<>();
+            Map<PayRequest, List<CompletableFuture<Answer>>> replaying = new LinkedHashMap<>();
+            for (PayRequest request : all) {
+                books.put(request, channel.books(request.orderNo()));
+                charges.put(request, channel.queryCharge(request.requestNo()));
                 // side by side: a payment still unsettled holds each replay for a duplicate's wait bound
-                replaying.put(intent, clients.stream()
-                        .map(c -> CompletableFuture.supplyAsync(() -> c.pay(intent), senders)).toList());
+                replaying.put(request, clients.stream()
+                        .map(c -> CompletableFuture.supplyAsync(() -> c.pay(request), senders)).toList());
             }
-            Map<Intent, List<Answer>> replays = new LinkedHashMap<>();
-            for (Intent intent : all) {
+            Map<PayRequest, List<Answer>> replays = new LinkedHashMap<>();
+            for (PayRequest request : all) {
                 List<Answer> got = new ArrayList<>();
-                for (CompletableFuture<Answer> replay : replaying.get(intent)) {
+                for (CompletableFuture<Answer> replay : replaying.get(request)) {
                     got.add(replay.get(30, TimeUnit.SECONDS));
                 }
-                replays.put(intent, got);
-                System.out.printf("%s %s%n  copies %s%n  replays %s%n  channel %s%n", intent.orderNo(),
-                        books.get(intent), answers.get(intent), replays.get(intent), charges.get(intent));
+                replays.put(request, got);
             }
+            Function<PayRequest, String> story = request -> request.orderNo() + " (" + books.get(request) + "; copies "
+                    + answers.get(request) + "; replays " + replays.get(request) + "; channel " + charges.get(request) + ")";
             assertAll(
-                    () -> IntentChecks.assertForEach(all, Intent::orderNo, intent -> {
-                        Books b = books.get(intent);
+                    () -> EachRequest.assertForEach(all, story, request -> {
+                        Books b = books.get(request);
                         assertTrue(b.settled(), () -> "settled: " + b);
                         assertEquals(1, b.payments().size(), b::toString);
                         boolean paidOnce = "PAID".equals(b.orderStatus()) && b.charges() == 1
-                                && "SUCCEEDED".equals(b.paymentStatus(intent.requestNo()));
+                                && "SUCCEEDED".equals(b.paymentStatus(request.requestNo()));
                         boolean notCharged = "PENDING".equals(b.orderStatus()) && b.charges() == 0
-                                && "FAILED".equals(b.paymentStatus(intent.requestNo()));
+                                && "FAILED".equals(b.paymentStatus(request.requestNo()));
                         assertTrue(paidOnce || notCharged, () -> "PAID with one charge or PENDING with none: " + b);
                     }),
-                    () -> assertOutcome(byBehaviour.get("ok"), books, "PAID"),
-                    () -> assertOutcome(byBehaviour.get("timeout_after_accept"), books, "PAID"),
-                    () -> assertOutcome(byBehaviour.get("decline"), books, "PENDING"),
-                    () -> IntentChecks.assertForEach(all, Intent::orderNo, intent -> {
+                    () -> assertOutcome(byBehaviour.get("ok"), books, "PAID", story),
+                    () -> assertOutcome(byBehaviour.get("timeout_after_accept"), books, "PAID", story),
+                    () -> assertOutcome(byBehaviour.get("decline"), books, "PENDING", story),
+                    () -> EachRequest.assertForEach(all, story, request -> {
                         // the stored answer of a FAILED payment is a 402, and a decline only on the channel's word
-                        if (!"FAILED".equals(books.get(intent).paymentStatus(intent.requestNo()))) {
+                        if (!"FAILED".equals(books.get(request).paymentStatus(request.requestNo()))) {
                             return;
                         }
-                        Answer stored = replays.get(intent).get(0);
+                        Answer stored = replays.get(request).get(0);
                         assertEquals(402, stored.status(), stored::toString);
-                        assertEquals(charges.get(intent).is("DECLINED"), "payment_declined".equals(stored.code()),
+                        assertEquals(charges.get(request).is("DECLINED"), "payment_declined".equals(stored.code()),
                                 () -> "payment_declined exactly when the channel says DECLINED: " + stored + ", channel "
-                                        + charges.get(intent));
+                                        + charges.get(request));
                     }),
-                    () -> IntentChecks.assertForEach(all, Intent::orderNo, intent -> {
+                    () -> EachRequest.assertForEach(all, story, request -> {
                         List<Answer> finals = new ArrayList<>();
-                        answers.get(intent).stream().filter(ChannelRecoveryIT::isFinal).forEach(finals::add);
-                        finals.addAll(replays.get(intent));
+                        answers.get(request).stream().filter(ChannelRecoveryIT::isFinal).forEach(finals::add);
+                        finals.addAll(replays.get(request));
                         for (Answer answer : finals) {
                             assertTrue(isFinal(answer), () -> "settled, so a replay is final: " + answer);
                             assertEquals(finals.get(0).status(), answer.status(), () -> "every copy the same: " + finals);
@@ -310,9 +314,10 @@ class ChannelRecoveryIT {
                             "W2: no owner holding a success found its payment settled otherwise"));
         }
 
-        private void assertOutcome(List<Intent> intents, Map<Intent, Books> books, String orderStatus) {
-            IntentChecks.assertForEach(intents, Intent::orderNo, intent -> assertEquals(orderStatus,
-                    books.get(intent).orderStatus(), () -> "as the channel said: " + books.get(intent)));
+        private void assertOutcome(List<PayRequest> requests, Map<PayRequest, Books> books, String orderStatus,
+                Function<PayRequest, String> story) {
+            EachRequest.assertForEach(requests, story, request -> assertEquals(orderStatus,
+                    books.get(request).orderStatus(), () -> "as the channel said: " + books.get(request)));
         }
     }
 
@@ -350,7 +355,7 @@ class ChannelRecoveryIT {
             client = new PayClient(instance, MERCHANT);
             client.sandbox("ok", 0, 0);
             observer = new PayClient(sandbox, MERCHANT);
-            assertEquals(200, client.pay(client.newIntent()).status(), "a warm-up payment");
+            assertEquals(200, client.pay(client.newRequest()).status(), "a warm-up payment");
         }
 
         @AfterAll
@@ -361,19 +366,20 @@ class ChannelRecoveryIT {
         @Test
         void killedWhileItsSandboxHoldsACharge_chargeTakesEffectOnTime_andReconciliationPaysItOnce() throws Exception {
             // given: the instance's own sandbox charges the next payment 4 s after it arrives
-            Intent intent = client.newIntent();
+            PayRequest request = client.newRequest();
             client.sandbox("ok", CHARGE_MS, 1);
 
             // when: it is paid, and the instance is killed 1.5 s later, the charge still PENDING
             long sent = System.nanoTime();
-            CompletableFuture<Answer> first = CompletableFuture.supplyAsync(() -> client.pay(intent), senders);
-            assertTrue(within(Duration.ofMillis(KILL_AFTER_MS - 300),
-                    () -> observer.queryCharge(intent.requestNo()).is("PENDING")),
-                    () -> "the charge arrived and is pending: " + observer.queryCharge(intent.requestNo()));
+            CompletableFuture<Answer> first = CompletableFuture.supplyAsync(() -> client.pay(request), senders);
+            assertTrue(Await.upTo(Duration.ofMillis(KILL_AFTER_MS - 300),
+                    () -> observer.queryCharge(request.requestNo()).is("PENDING")),
+                    () -> "the charge arrived and is pending: " + observer.queryCharge(request.requestNo()));
+            // the kill lands while the charge is pending and before any reconciler may look at it
             Thread.sleep(Math.max(0, KILL_AFTER_MS - elapsedMs(sent)));
             instance.kill();
-            ChannelCharge atKill = observer.queryCharge(intent.requestNo());
-            PayClient.Ledger ledgerAtKill = observer.ledger(intent.orderNo());
+            ChannelCharge atKill = observer.queryCharge(request.requestNo());
+            PayClient.Ledger ledgerAtKill = observer.ledger(request.orderNo());
             long readAtMs = elapsedMs(sent);
 
             // then: the client was told the outcome is unknown, or nothing at all
@@ -386,25 +392,25 @@ class ChannelRecoveryIT {
             assertTrue(readAtMs < CHARGE_MS - 300, () -> "read before the charge's time, at " + readAtMs + " ms");
             assertTrue(atKill.is("PENDING"), () -> "pending when the instance died: " + atKill);
             assertEquals(0, ledgerAtKill.charges(), () -> "no charge yet: " + ledgerAtKill);
-            assertTrue(within(Duration.ofMillis(CHARGE_MS + 5_000),
-                    () -> observer.queryCharge(intent.requestNo()).is("SUCCEEDED")),
-                    () -> "the charge took effect with its receiver dead: " + observer.queryCharge(intent.requestNo()));
-            assertEquals(1, observer.ledger(intent.orderNo()).charges(), "one charge");
+            assertTrue(Await.upTo(Duration.ofMillis(CHARGE_MS + 5_000),
+                    () -> observer.queryCharge(request.requestNo()).is("SUCCEEDED")),
+                    () -> "the charge took effect with its receiver dead: " + observer.queryCharge(request.requestNo()));
+            assertEquals(1, observer.ledger(request.orderNo()).charges(), "one charge");
 
             // when: the instance comes back on its port and database
             instance.start().awaitReady();
 
             // then: reconciliation pays the order from the channel's record, and a retry gets the 200
-            assertTrue(within(SETTLE_BOUND, () -> !"PROCESSING".equals(client.paymentStatus(intent.requestNo()))),
+            assertTrue(Await.upTo(SETTLE_BOUND, () -> !"PROCESSING".equals(client.paymentStatus(request.requestNo()))),
                     "settled within " + SETTLE_BOUND);
-            PaymentRecord payment = client.payment(intent.requestNo());
+            PaymentRecord payment = client.payment(request.requestNo());
             assertEquals("SUCCEEDED", payment.status(), () -> "as the channel charged: " + payment);
-            String txnId = observer.queryCharge(intent.requestNo()).txnId();
-            Answer retry = client.pay(intent);
+            String txnId = observer.queryCharge(request.requestNo()).txnId();
+            Answer retry = client.pay(request);
             assertEquals(200, retry.status(), () -> "the stored 200: " + retry);
             assertTrue(retry.isReplay(), () -> "replayed: " + retry);
             assertEquals(txnId, retry.field("channel_txn_id"), "the answer names the channel's transaction");
-            Books books = observer.books(intent.orderNo());
+            Books books = observer.books(request.orderNo());
             assertEquals("PAID", books.orderStatus(), books::toString);
             assertEquals(1, books.charges(), () -> "never two charges: " + books);
         }
@@ -435,7 +441,7 @@ class ChannelRecoveryIT {
             worker.start().awaitReady();
             client = new PayClient(worker, MERCHANT);
             channel = channelFor(MERCHANT);
-            assertEquals(200, client.pay(client.newIntent()).status(), "a warm-up payment");
+            assertEquals(200, client.pay(client.newRequest()).status(), "a warm-up payment");
         }
 
         @AfterAll
@@ -446,20 +452,20 @@ class ChannelRecoveryIT {
         @Test
         void chargePendingPastGiveUp_isClosedAtTheChannel_thenANewRequestPaysTheOrder() throws Exception {
             // given: S holds the next charge PENDING for a minute
-            Intent intent = client.newIntent();
+            PayRequest request = client.newRequest();
             channel.sandbox("ok", NEVER_MS, 1);
 
             // when: it is paid, and reconciliation runs past the give-up age
-            Answer first = client.pay(intent);
+            Answer first = client.pay(request);
             assertEquals(202, first.status(), () -> "outcome unknown: " + first);
-            assertTrue(within(SETTLE_BOUND, () -> !"PROCESSING".equals(client.paymentStatus(intent.requestNo()))),
-                    () -> "settled within " + SETTLE_BOUND + ": " + client.payment(intent.requestNo()));
+            assertTrue(Await.upTo(SETTLE_BOUND, () -> !"PROCESSING".equals(client.paymentStatus(request.requestNo()))),
+                    () -> "settled within " + SETTLE_BOUND + ": " + client.payment(request.requestNo()));
 
             // then: closed at the channel, reported as not completed, nothing charged
-            Books books = channel.books(intent.orderNo());
-            ChannelCharge atChannel = channel.queryCharge(intent.requestNo());
-            Answer retry = client.pay(intent);
-            assertEquals("FAILED", books.paymentStatus(intent.requestNo()), books::toString);
+            Books books = channel.books(request.orderNo());
+            ChannelCharge atChannel = channel.queryCharge(request.requestNo());
+            Answer retry = client.pay(request);
+            assertEquals("FAILED", books.paymentStatus(request.requestNo()), books::toString);
             assertEquals("PENDING", books.orderStatus(), books::toString);
             assertTrue(atChannel.is("CLOSED"), () -> "closed at the channel before it was reported: " + atChannel);
             assertEquals(402, retry.status(), () -> "the stored 402: " + retry);
@@ -468,19 +474,19 @@ class ChannelRecoveryIT {
             assertTrue(retry.isReplay(), () -> "replayed: " + retry);
             assertEquals(0, books.charges(), books::toString);
             // and: the close holds; the same number charged again (its minute not yet up) charges nothing
-            ChannelCharge chargedAgain = channel.chargeAtChannel(intent);
+            ChannelCharge chargedAgain = channel.chargeAtChannel(request);
             assertEquals(200, chargedAgain.httpStatus(), chargedAgain::toString);
             assertTrue(chargedAgain.is("CLOSED"), () -> "a closed number never succeeds: " + chargedAgain);
-            assertEquals(0, channel.ledger(intent.orderNo()).charges(), "still no charge");
+            assertEquals(0, channel.ledger(request.orderNo()).charges(), "still no charge");
 
             // when: the customer pays the order again, with a new token and request number
-            Intent again = client.newAttempt(intent);
+            PayRequest again = client.newAttempt(request);
             Answer paid = client.pay(again);
 
             // then
             assertEquals(200, paid.status(), () -> "paid: " + paid);
             assertEquals("PAID", paid.field("status"), paid::toString);
-            Books after = channel.books(intent.orderNo());
+            Books after = channel.books(request.orderNo());
             assertEquals("PAID", after.orderStatus(), after::toString);
             assertEquals(1, after.charges(), after::toString);
         }
@@ -489,18 +495,6 @@ class ChannelRecoveryIT {
     /** An answer the client keeps: neither "still running" (202, 409 request_in_progress, 503) nor none. */
     private static boolean isFinal(Answer answer) {
         return answer.answered() && answer.status() != 202 && !answer.isRetryable();
-    }
-
-    /** Polls {@code condition} until it holds or {@code bound} has passed; answers whether it held. */
-    private static boolean within(Duration bound, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + bound.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                return false;
-            }
-            Thread.sleep(200);
-        }
-        return true;
     }
 
     private static long elapsedMs(long startedNanos) {

@@ -9,10 +9,12 @@ import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.AppProcess;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.Books;
-import io.payonce.recovery.PayClient.Intent;
+import io.payonce.support.Answer;
+import io.payonce.support.AppProcess;
+import io.payonce.support.Await;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Books;
+import io.payonce.support.PayRequest;
 
 /**
  * Two instances whose clocks differ by ten minutes: W1 pays (its clock is right), W2 reconciles (its clock
@@ -61,36 +63,31 @@ class ClockSkewIT {
         reconciler.start().awaitReady();
         PayClient channel = new PayClient(sandbox, MERCHANT);
         PayClient client = new PayClient(owner, MERCHANT);
-        Intent intent = client.newIntent();
+        PayRequest request = client.newRequest();
         channel.sandbox("ok", SLOW_CHARGE_MS, 1);
 
-        Answer first = client.pay(intent);
+        Answer first = client.pay(request);
         long sentAt = System.nanoTime();
         assertEquals(202, first.status(), () -> "W1 gave up waiting for the slow charge: " + first);
 
-        // while the channel holds the charge, W2 runs every second and must never settle it
+        // while the channel holds the charge, W2 runs every second and must never settle it: watched, not awaited
         while (System.nanoTime() - sentAt < Duration.ofMillis(SLOW_CHARGE_MS - 1_500).toNanos()) {
-            Books books = channel.books(intent.orderNo());
-            assertEquals("PROCESSING", books.paymentStatus(intent.requestNo()), () -> "settled early: " + books);
+            Books books = channel.books(request.orderNo());
+            assertEquals("PROCESSING", books.paymentStatus(request.requestNo()), () -> "settled early: " + books);
             Thread.sleep(250);
         }
-        Books settled = awaitSettled(channel, intent, Duration.ofSeconds(25));
+        Books settled = awaitSettled(channel, request, Duration.ofSeconds(25));
 
         assertEquals("PAID", settled.orderStatus(), settled::toString);
         assertEquals(1, settled.charges(), settled::toString);
-        assertEquals("SUCCEEDED", settled.paymentStatus(intent.requestNo()), settled::toString);
-        Answer retry = client.pay(intent);
+        assertEquals("SUCCEEDED", settled.paymentStatus(request.requestNo()), settled::toString);
+        Answer retry = client.pay(request);
         assertEquals(200, retry.status(), retry::toString);
         assertEquals("true", retry.replayed(), "a replay of the settled answer");
     }
 
-    private static Books awaitSettled(PayClient channel, Intent intent, Duration bound) throws InterruptedException {
-        long deadline = System.nanoTime() + bound.toNanos();
-        Books books = channel.books(intent.orderNo());
-        while (!books.settled() && System.nanoTime() < deadline) {
-            Thread.sleep(250);
-            books = channel.books(intent.orderNo());
-        }
-        return books;
+    /** The books once the order is settled, or as they are at {@code bound}. */
+    private static Books awaitSettled(PayClient channel, PayRequest request, Duration bound) {
+        return Await.upTo(bound, () -> channel.books(request.orderNo()), Books::settled);
     }
 }

@@ -22,11 +22,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
-import io.payonce.AppProcess;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.Books;
-import io.payonce.recovery.PayClient.Intent;
-import io.payonce.recovery.PayClient.Ledger;
+import io.payonce.support.Answer;
+import io.payonce.support.AppProcess;
+import io.payonce.support.Await;
+import io.payonce.support.EachRequest;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Books;
+import io.payonce.support.PayClient.Ledger;
+import io.payonce.support.PayRequest;
+import io.payonce.support.Tables;
+import io.payonce.support.WorkerAndSandbox;
 
 /**
  * A worker instance W is killed with SIGKILL while payments are at three stages: (c) charged at the
@@ -55,13 +60,15 @@ class CrashRecoveryIT {
     private PayClient client;
     private ExecutorService senders;
 
-    private List<Intent> justSent;
-    private List<Intent> duringCharge;
-    private List<Intent> afterCharge;
-    private final Map<Intent, Answer> beforeKill = new LinkedHashMap<>();
-    private final Map<Intent, Books> afterCrash = new LinkedHashMap<>();
-    private final Map<Intent, Books> afterRecovery = new LinkedHashMap<>();
-    private final Map<Intent, String> tokenAfterCrash = new LinkedHashMap<>();
+    private List<PayRequest> justSent;
+    private List<PayRequest> duringCharge;
+    private List<PayRequest> afterCharge;
+    private final Map<PayRequest, Answer> beforeKill = new LinkedHashMap<>();
+    private final Map<PayRequest, Books> afterCrash = new LinkedHashMap<>();
+    private final Map<PayRequest, Books> afterRecovery = new LinkedHashMap<>();
+    private final Map<PayRequest, String> tokenAfterCrash = new LinkedHashMap<>();
+    private long killedAfterMs;
+    private long settledAfterMs;
 
     @BeforeAll
     void killWorkerMidPayments_thenRestartIt() throws Exception {
@@ -74,22 +81,23 @@ class CrashRecoveryIT {
         client = instances.client();
         warmUp();
 
-        afterCharge = client.newIntents(3);
-        duringCharge = client.newIntents(4);
-        justSent = client.newIntents(4);
+        afterCharge = client.newRequests(3);
+        duringCharge = client.newRequests(4);
+        justSent = client.newRequests(4);
         senders = Executors.newFixedThreadPool(16);
-        Map<Intent, CompletableFuture<Answer>> inFlight = new LinkedHashMap<>();
+        Map<PayRequest, CompletableFuture<Answer>> inFlight = new LinkedHashMap<>();
         long firstSent = System.nanoTime();
 
         // (c) recorded at the channel at once, answered only after W's channel timeout
         channel.sandbox("timeout_after_accept", 0, afterCharge.size());
-        afterCharge.forEach(intent -> inFlight.put(intent, send(intent)));
+        afterCharge.forEach(request -> inFlight.put(request, send(request)));
         awaitLedger(afterCharge, ledger -> ledger.charges() == 1, "the late charges to be recorded");
 
         // (b) arrived at the channel, which takes 1.5 s to charge
         channel.sandbox("ok", SLOW_CHARGE_MS, duringCharge.size() + justSent.size());
-        duringCharge.forEach(intent -> inFlight.put(intent, send(intent)));
+        duringCharge.forEach(request -> inFlight.put(request, send(request)));
         awaitLedger(duringCharge, ledger -> ledger.attempts() == 1, "the slow charges to arrive");
+        // W dies this far into the slow charges
         Thread.sleep(INTO_THE_CHARGE_MS);
 
         // (a) on their way to W, sent 70, 30, 10 and 0 ms before it dies, so they die at different early steps
@@ -99,21 +107,20 @@ class CrashRecoveryIT {
             Thread.sleep(pauses[i]);
         }
         worker.kill();
-        System.out.printf("W killed %d ms after the first payment was sent%n", (System.nanoTime() - firstSent) / 1_000_000);
+        killedAfterMs = (System.nanoTime() - firstSent) / 1_000_000;
 
         for (var sent : inFlight.entrySet()) {
             beforeKill.put(sent.getKey(), sent.getValue().get(5, TimeUnit.SECONDS));
         }
-        all().forEach(intent -> afterCrash.put(intent, channel.books(intent.orderNo())));
-        all().forEach(intent -> tokenAfterCrash.put(intent, Tables.tokenState(MERCHANT, intent.token())));
+        all().forEach(request -> afterCrash.put(request, channel.books(request.orderNo())));
+        all().forEach(request -> tokenAfterCrash.put(request, Tables.tokenState(MERCHANT, request.token())));
 
         worker.env("PAYONCE_RECONCILE_MIN_AGE", MIN_AGE.toSeconds() + "s").start().awaitReady();
         long restarted = System.nanoTime();
         awaitSettled(all(), SETTLE_BOUND);
-        System.out.printf("settled %d ms after W was ready again%n", (System.nanoTime() - restarted) / 1_000_000);
-        all().forEach(intent -> afterRecovery.put(intent, channel.books(intent.orderNo())));
+        settledAfterMs = (System.nanoTime() - restarted) / 1_000_000;
+        all().forEach(request -> afterRecovery.put(request, channel.books(request.orderNo())));
         channel.sandbox("ok", 0, 0);
-        report();
     }
 
     @AfterAll
@@ -129,14 +136,14 @@ class CrashRecoveryIT {
     @Test
     @Order(1)
     void afterRecovery_everyOrderIsPaidWithOneChargeOrPendingWithNone() {
-        assertForEach(all(), intent -> {
-            Books books = afterRecovery.get(intent);
+        assertForEach(all(), request -> {
+            Books books = afterRecovery.get(request);
             assertTrue(books.settled(), "nothing left PAYING or PROCESSING: " + books);
-            assertTrue(books.paymentsFor(intent.requestNo()) <= 1, "at most one payment record: " + books);
+            assertTrue(books.paymentsFor(request.requestNo()) <= 1, "at most one payment record: " + books);
             boolean paidOnce = "PAID".equals(books.orderStatus()) && books.charges() == 1
-                    && "SUCCEEDED".equals(books.paymentStatus(intent.requestNo()));
+                    && "SUCCEEDED".equals(books.paymentStatus(request.requestNo()));
             boolean notCharged = "PENDING".equals(books.orderStatus()) && books.charges() == 0
-                    && !"SUCCEEDED".equals(books.paymentStatus(intent.requestNo()));
+                    && !"SUCCEEDED".equals(books.paymentStatus(request.requestNo()));
             assertTrue(paidOnce || notCharged, "PAID with one charge or PENDING with none: " + books);
         });
     }
@@ -145,10 +152,10 @@ class CrashRecoveryIT {
     @Order(2)
     void answeredBeforeTheCrash_isWhatTheBooksSay() {
         // W died before any charge was answered, so nothing should have been acknowledged; if one was, it holds
-        assertForEach(all(), intent -> {
-            Answer answer = beforeKill.get(intent);
+        assertForEach(all(), request -> {
+            Answer answer = beforeKill.get(request);
             if (answer.status() == 200) {
-                assertEquals("PAID", afterRecovery.get(intent).orderStatus(), "an acknowledged payment is kept");
+                assertEquals("PAID", afterRecovery.get(request).orderStatus(), "an acknowledged payment is kept");
             }
         });
     }
@@ -160,20 +167,18 @@ class CrashRecoveryIT {
      */
     @Test
     @Order(3)
-    void afterReconciliationAndLeaseExpiry_noTokenIsLeftInProgress() throws InterruptedException {
-        long deadline = System.nanoTime() + LEASE.plusSeconds(3).toNanos();
-        while (System.nanoTime() < deadline && all().stream()
-                .anyMatch(intent -> "IN_PROGRESS".equals(Tables.tokenState(MERCHANT, intent.token())))) {
-            Thread.sleep(200);
-        }
-        assertForEach(all(), intent -> {
-            String state = Tables.tokenState(MERCHANT, intent.token());
-            Books books = afterRecovery.get(intent);
-            if (books.paymentsFor(intent.requestNo()) == 1) {
+    void afterReconciliationAndLeaseExpiry_noTokenIsLeftInProgress() {
+        // bounded; the checks below judge whatever is left in progress
+        Await.upTo(LEASE.plusSeconds(3), () -> all().stream()
+                .noneMatch(request -> "IN_PROGRESS".equals(Tables.tokenState(MERCHANT, request.token()))));
+        assertForEach(all(), request -> {
+            String state = Tables.tokenState(MERCHANT, request.token());
+            Books books = afterRecovery.get(request);
+            if (books.paymentsFor(request.requestNo()) == 1) {
                 assertEquals("COMPLETED", state, () -> "settled by reconciliation: " + books);
             } else {
                 assertTrue(state == null || "AVAILABLE".equals(state), () -> "no payment record, released or never claimed: " + state
-                        + " (right after the crash: " + tokenAfterCrash.get(intent) + ")");
+                        + " (right after the crash: " + tokenAfterCrash.get(request) + ")");
             }
         });
     }
@@ -181,11 +186,11 @@ class CrashRecoveryIT {
     @Test
     @Order(4)
     void chargedBeforeTheCrash_isPaidByReconciliation() {
-        assertForEach(afterCharge, intent -> {
-            Books books = afterRecovery.get(intent);
+        assertForEach(afterCharge, request -> {
+            Books books = afterRecovery.get(request);
             assertEquals("PAID", books.orderStatus(), () -> "the channel holds its charge: " + books);
             assertEquals(1, books.charges(), () -> books.toString());
-            assertEquals("SUCCEEDED", books.paymentStatus(intent.requestNo()), () -> books.toString());
+            assertEquals("SUCCEEDED", books.paymentStatus(request.requestNo()), () -> books.toString());
         });
     }
 
@@ -197,10 +202,10 @@ class CrashRecoveryIT {
     @Test
     @Order(5)
     void killedDuringTheChannelCall_theChannelCompletesTheChargeAndReconciliationPaysIt() {
-        assertForEach(duringCharge, intent -> {
-            Books books = afterRecovery.get(intent);
+        assertForEach(duringCharge, request -> {
+            Books books = afterRecovery.get(request);
             assertEquals(1, books.charges(), () -> "the charge under way when W died was completed by the channel: "
-                    + books + " (right after the crash: " + afterCrash.get(intent) + ")");
+                    + books + " (right after the crash: " + afterCrash.get(request) + ")");
             assertEquals("PAID", books.orderStatus(), () -> books.toString());
         });
     }
@@ -215,21 +220,21 @@ class CrashRecoveryIT {
     @Test
     @Order(6)
     void retryOfEveryRequest_getsTheFinalAnswerItsBooksImply() throws Exception {
-        Map<Intent, CompletableFuture<Answer>> retries = new LinkedHashMap<>();
-        all().forEach(intent -> retries.put(intent, send(intent)));
-        Map<Intent, Answer> answers = new LinkedHashMap<>();
+        Map<PayRequest, CompletableFuture<Answer>> retries = new LinkedHashMap<>();
+        all().forEach(request -> retries.put(request, send(request)));
+        Map<PayRequest, Answer> answers = new LinkedHashMap<>();
         for (var retry : retries.entrySet()) {
             answers.put(retry.getKey(), retry.getValue().get(30, TimeUnit.SECONDS));
         }
-        assertForEach(all(), intent -> {
-            Books books = afterRecovery.get(intent);
-            Answer retry = answers.get(intent);
-            String paymentStatus = books.paymentStatus(intent.requestNo());
+        assertForEach(all(), request -> {
+            Books books = afterRecovery.get(request);
+            Answer retry = answers.get(request);
+            String paymentStatus = books.paymentStatus(request.requestNo());
             if ("PAID".equals(books.orderStatus())) {
                 assertEquals(200, retry.status(), () -> "paid: the stored 200 is replayed, got " + retry);
                 assertTrue(retry.isReplay(), () -> "a replay: " + retry);
                 assertEquals("PAID", retry.field("status"));
-                assertEquals(channel.channelTxnId(intent.requestNo()), retry.field("channel_txn_id"),
+                assertEquals(channel.channelTxnId(request.requestNo()), retry.field("channel_txn_id"),
                         "the answer names the channel's transaction");
             } else if ("FAILED".equals(paymentStatus)) {
                 assertEquals(402, retry.status(), () -> "settled FAILED: the stored 402 is replayed, got " + retry);
@@ -239,15 +244,15 @@ class CrashRecoveryIT {
                 assertEquals(200, retry.status(), () -> "no payment record: a fresh execution pays, got " + retry);
                 assertEquals("PAID", retry.field("status"));
             }
-            Answer again = client.pay(intent);
+            Answer again = client.pay(request);
             assertEquals(retry.status(), again.status(), () -> "a second copy gets the same answer: " + again);
             assertEquals(retry.body(), again.body(), "byte for byte");
             assertTrue(again.isReplay(), () -> "a replay: " + again);
 
-            Books finally_ = channel.books(intent.orderNo());
+            Books finally_ = channel.books(request.orderNo());
             assertEquals(retry.status() == 200 ? "PAID" : "PENDING", finally_.orderStatus(), finally_::toString);
             assertEquals(retry.status() == 200 ? 1 : 0, finally_.charges(), finally_::toString);
-            assertEquals(1, finally_.paymentsFor(intent.requestNo()), finally_::toString);
+            assertEquals(1, finally_.paymentsFor(request.requestNo()), finally_::toString);
         });
     }
 
@@ -256,51 +261,41 @@ class CrashRecoveryIT {
         channel.books(instances.warmUp().orderNo());
     }
 
-    private List<Intent> all() {
-        List<Intent> all = new ArrayList<>(afterCharge);
+    private List<PayRequest> all() {
+        List<PayRequest> all = new ArrayList<>(afterCharge);
         all.addAll(duringCharge);
         all.addAll(justSent);
         return all;
     }
 
-    private String stage(Intent intent) {
-        return afterCharge.contains(intent) ? "(c) after charge" : duringCharge.contains(intent) ? "(b) during charge"
+    private String stage(PayRequest request) {
+        return afterCharge.contains(request) ? "(c) after charge" : duringCharge.contains(request) ? "(b) during charge"
                 : "(a) just sent";
     }
 
-    private CompletableFuture<Answer> send(Intent intent) {
-        return CompletableFuture.supplyAsync(() -> client.pay(intent), senders);
+    private CompletableFuture<Answer> send(PayRequest request) {
+        return CompletableFuture.supplyAsync(() -> client.pay(request), senders);
     }
 
-    private void awaitLedger(List<Intent> intents, Predicate<Ledger> condition, String what)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
-        while (!intents.stream().allMatch(intent -> condition.test(channel.ledger(intent.orderNo())))) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(20);
-        }
+    private void awaitLedger(List<PayRequest> requests, Predicate<Ledger> condition, String what) {
+        Await.until(what, Duration.ofSeconds(3),
+                () -> requests.stream().allMatch(request -> condition.test(channel.ledger(request.orderNo()))));
     }
 
-    /** Polls the books until every order is settled or the bound has passed; the tests judge what is left. */
-    private void awaitSettled(List<Intent> intents, Duration bound) throws InterruptedException {
-        long deadline = System.nanoTime() + bound.toNanos();
-        while (System.nanoTime() < deadline
-                && !intents.stream().allMatch(intent -> channel.books(intent.orderNo()).settled())) {
-            Thread.sleep(200);
-        }
+    /** Until every order is settled or the bound has passed; the tests judge what is left. */
+    private void awaitSettled(List<PayRequest> requests, Duration bound) {
+        Await.upTo(bound, () -> requests.stream().allMatch(request -> channel.books(request.orderNo()).settled()));
     }
 
-    private void report() {
-        for (Intent intent : all()) {
-            System.out.printf("%-18s %s%n  before kill: %s%n  after crash: %s, token %s%n  recovered:   %s%n",
-                    stage(intent), intent.orderNo(), beforeKill.get(intent), afterCrash.get(intent),
-                    tokenAfterCrash.get(intent), afterRecovery.get(intent));
-        }
+    /** A payment's whole story, for the message of any check of it that fails. */
+    private String story(PayRequest request) {
+        return stage(request) + " " + request.orderNo() + " (W killed " + killedAfterMs + " ms after the first payment"
+                + " was sent; before the kill: " + beforeKill.get(request) + "; after the crash: " + afterCrash.get(request)
+                + ", token " + tokenAfterCrash.get(request) + "; recovered " + settledAfterMs + " ms after W was ready"
+                + " again: " + afterRecovery.get(request) + ")";
     }
 
-    private void assertForEach(List<Intent> intents, IntentChecks.Check check) {
-        IntentChecks.assertForEach(intents, intent -> stage(intent) + " " + intent.orderNo(), check);
+    private void assertForEach(List<PayRequest> requests, EachRequest.Check check) {
+        EachRequest.assertForEach(requests, this::story, check);
     }
 }

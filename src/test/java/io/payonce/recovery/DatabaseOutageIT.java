@@ -25,10 +25,14 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import io.payonce.TcpProxy;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.Books;
-import io.payonce.recovery.PayClient.Intent;
+import io.payonce.support.Answer;
+import io.payonce.support.Await;
+import io.payonce.support.EachRequest;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Books;
+import io.payonce.support.PayRequest;
+import io.payonce.support.TcpProxy;
+import io.payonce.support.WorkerAndSandbox;
 
 /**
  * A worker W reaches MariaDB through a TCP proxy, which is cut for two seconds in the middle of a stream
@@ -58,10 +62,10 @@ class DatabaseOutageIT {
     private PayClient client;
     private ScheduledExecutorService senders;
 
-    private List<Intent> intents;
-    private final Map<Intent, Answer> answers = new LinkedHashMap<>();
-    private final Map<Intent, Books> afterOutage = new LinkedHashMap<>();
-    private final Map<Intent, Answer> retries = new LinkedHashMap<>();
+    private List<PayRequest> requests;
+    private final Map<PayRequest, Answer> answers = new LinkedHashMap<>();
+    private final Map<PayRequest, Books> afterOutage = new LinkedHashMap<>();
+    private final Map<PayRequest, Answer> retries = new LinkedHashMap<>();
 
     @BeforeAll
     void cutTheDatabaseMidStream_thenRestoreIt() throws Exception {
@@ -79,15 +83,15 @@ class DatabaseOutageIT {
         client = instances.client();
         instances.warmUp();
 
-        intents = channel.newIntents(PAYMENTS);
+        requests = channel.newRequests(PAYMENTS);
         channel.sandbox("ok", CHARGE_MS, PAYMENTS);
         senders = Executors.newScheduledThreadPool(PAYMENTS);
-        Map<Intent, CompletableFuture<Answer>> sent = new LinkedHashMap<>();
+        Map<PayRequest, CompletableFuture<Answer>> sent = new LinkedHashMap<>();
         for (int i = 0; i < PAYMENTS; i++) {
-            Intent intent = intents.get(i);
+            PayRequest request = requests.get(i);
             CompletableFuture<Answer> answer = new CompletableFuture<>();
-            senders.schedule(() -> answer.complete(client.pay(intent)), i * EVERY_MS, TimeUnit.MILLISECONDS);
-            sent.put(intent, answer);
+            senders.schedule(() -> answer.complete(client.pay(request)), i * EVERY_MS, TimeUnit.MILLISECONDS);
+            sent.put(request, answer);
         }
         senders.schedule(database::cut, CUT_AT_MS, TimeUnit.MILLISECONDS);
         senders.schedule(database::restore, CUT_AT_MS + CUT_FOR_MS, TimeUnit.MILLISECONDS);
@@ -95,20 +99,16 @@ class DatabaseOutageIT {
             answers.put(answer.getKey(), answer.getValue().get(40, TimeUnit.SECONDS));
         }
         channel.sandbox("ok", 0, 0);
-        for (int i = 0; i < PAYMENTS; i++) {
-            System.out.printf("%4d ms %s %s%n", i * EVERY_MS, intents.get(i).orderNo(), answers.get(intents.get(i)));
-        }
 
         awaitSettled(Duration.ofSeconds(20));
-        intents.forEach(intent -> afterOutage.put(intent, channel.books(intent.orderNo())));
-        Map<Intent, CompletableFuture<Answer>> retrying = new LinkedHashMap<>();
-        for (Intent intent : intents) {
-            retrying.put(intent, client.payUntilFinalAsync(intent, Duration.ofSeconds(20), senders));
+        requests.forEach(request -> afterOutage.put(request, channel.books(request.orderNo())));
+        Map<PayRequest, CompletableFuture<Answer>> retrying = new LinkedHashMap<>();
+        for (PayRequest request : requests) {
+            retrying.put(request, client.payUntilFinalAsync(request, Duration.ofSeconds(20), senders));
         }
         for (var retry : retrying.entrySet()) {
             retries.put(retry.getKey(), retry.getValue().get(40, TimeUnit.SECONDS));
         }
-        retries.forEach((intent, retry) -> System.out.printf("retry %s %s%n", intent.orderNo(), retry));
     }
 
     @AfterAll
@@ -131,24 +131,24 @@ class DatabaseOutageIT {
                 "some payments ran into the outage: " + statuses());
     }
 
-    /**
-     * 200 paid, 503 nothing irreversible happened (retry), 202 charged but not yet settled: those are the
-     * answers to a database outage. A 500, an unmapped status or a dropped connection is not.
-     */
     /** The pool reconnects by itself: a payment sent half a second after the restore is served as usual. */
     @Test
     @Order(2)
     void afterTheRestore_newPaymentsArePaidAtOnce() {
         long settledAfterMs = CUT_AT_MS + CUT_FOR_MS + 500;
-        assertForEach(intents.subList((int) (settledAfterMs / EVERY_MS) + 1, PAYMENTS), intent -> assertEquals(200,
-                answers.get(intent).status(), () -> "paid: " + answers.get(intent)));
+        assertForEach(requests.subList((int) (settledAfterMs / EVERY_MS) + 1, PAYMENTS), request -> assertEquals(200,
+                answers.get(request).status(), () -> "paid: " + answers.get(request)));
     }
 
+    /**
+     * 200 paid, 503 nothing irreversible happened (retry), 202 charged but not yet settled: those are the
+     * answers to a database outage. A 500, an unmapped status or a dropped connection is not.
+     */
     @Test
     @Order(3)
     void everyAnswerDuringTheOutage_isPaidAcceptedOrRetryable() {
-        assertForEach(intents, intent -> {
-            Answer answer = answers.get(intent);
+        assertForEach(requests, request -> {
+            Answer answer = answers.get(request);
             assertTrue(Set.of(200, 202, 503).contains(answer.status()), () -> "200, 202 or 503: " + answer);
             if (answer.status() == 503) {
                 assertTrue(answer.isRetryable(), () -> "a 503 is temporarily_unavailable with Retry-After: " + answer);
@@ -159,14 +159,14 @@ class DatabaseOutageIT {
     @Test
     @Order(4)
     void acknowledgedPayments_areKept() {
-        assertForEach(intents, intent -> {
-            if (answers.get(intent).status() != 200) {
+        assertForEach(requests, request -> {
+            if (answers.get(request).status() != 200) {
                 return;
             }
-            Books books = afterOutage.get(intent);
+            Books books = afterOutage.get(request);
             assertEquals("PAID", books.orderStatus(), books::toString);
             assertEquals(1, books.charges(), books::toString);
-            assertEquals("SUCCEEDED", books.paymentStatus(intent.requestNo()), books::toString);
+            assertEquals("SUCCEEDED", books.paymentStatus(request.requestNo()), books::toString);
         });
     }
 
@@ -177,16 +177,16 @@ class DatabaseOutageIT {
     @Test
     @Order(5)
     void refusedPayments_leftNoRecordOrAreRetriedSuccessfully() {
-        assertForEach(intents, intent -> {
-            if (answers.get(intent).status() != 503) {
+        assertForEach(requests, request -> {
+            if (answers.get(request).status() != 503) {
                 return;
             }
-            Books books = afterOutage.get(intent);
-            Answer retry = retries.get(intent);
+            Books books = afterOutage.get(request);
+            Answer retry = retries.get(request);
             // the third ending: the database kept a record it could not confirm, the charge never reached
             // the channel, and reconciliation settled it as unknown to the channel (contract section 6)
             boolean settledUnknown = retry.status() == 402 && "PENDING".equals(books.orderStatus());
-            assertTrue(books.paymentsFor(intent.requestNo()) == 0 || retry.status() == 200 || settledUnknown,
+            assertTrue(books.paymentsFor(request.requestNo()) == 0 || retry.status() == 200 || settledUnknown,
                     () -> "no record, a paid retry, or settled as unknown to the channel: " + books + ", retry "
                             + retry);
             assertEquals(0, books.charges(), () -> "a 503 charged nothing: " + books);
@@ -202,10 +202,10 @@ class DatabaseOutageIT {
     @Test
     @Order(6)
     void afterRestoreAndRetries_everyOrderIsPaidOnceWithOneCharge() {
-        assertForEach(intents, intent -> {
-            Answer first = answers.get(intent);
-            Answer retry = retries.get(intent);
-            Books books = channel.books(intent.orderNo());
+        assertForEach(requests, request -> {
+            Answer first = answers.get(request);
+            Answer retry = retries.get(request);
+            Books books = channel.books(request.orderNo());
             assertEquals(1, books.payments().size(), books::toString);
             if ((first.status() == 202 || first.status() == 503) && books.attempts() == 0 && retry.status() == 402) {
                 assertEquals(402, retry.status(), () -> "never charged, settled FAILED: " + retry);
@@ -220,7 +220,7 @@ class DatabaseOutageIT {
             }
             assertEquals("PAID", books.orderStatus(), books::toString);
             assertEquals(1, books.charges(), books::toString);
-            assertEquals("SUCCEEDED", books.paymentStatus(intent.requestNo()), books::toString);
+            assertEquals("SUCCEEDED", books.paymentStatus(request.requestNo()), books::toString);
         });
     }
 
@@ -234,31 +234,30 @@ class DatabaseOutageIT {
     @Test
     @Order(7)
     void answerToTheOpeningCommitLost_isA503OnlyIfTheRetryPays() throws InterruptedException {
-        Intent intent = channel.newIntent();
+        PayRequest request = channel.newRequest();
         database.cutAfterNext("COMMIT");
-        Answer first = client.pay(intent);
+        Answer first = client.pay(request);
         database.restore();
-        Books left = channel.books(intent.orderNo());
-        System.out.println("commit answer lost: " + first + "; " + left);
-        assertEquals(1, left.paymentsFor(intent.requestNo()), () -> "the COMMIT took: " + left);
+        Books left = channel.books(request.orderNo());
+        assertEquals(1, left.paymentsFor(request.requestNo()), () -> "the COMMIT took: " + left + " (answered " + first
+                + ")");
 
-        Answer retry = client.payUntilFinal(intent, Duration.ofSeconds(15));
-        Books settled = channel.books(intent.orderNo());
-        System.out.println("retried: " + retry + "; " + settled);
+        Answer retry = client.payUntilFinal(request, Duration.ofSeconds(15));
+        Books settled = channel.books(request.orderNo());
+        String story = "answered " + first + ", then " + left + "; retried: " + retry + ", then " + settled;
         if (left.attempts() > 0) {
             // the cut met the settling COMMIT instead (the charge was sent): an unknown outcome, which
             // reconciliation settles from the channel's record of the charge
-            assertEquals(202, first.status(), () -> "charged, settlement unanswered: " + first);
-            assertEquals(200, retry.status(), () -> "settled as the channel charged: " + retry);
+            assertEquals(202, first.status(), () -> "charged, settlement unanswered: " + story);
+            assertEquals(200, retry.status(), () -> "settled as the channel charged: " + story);
         } else if (first.status() == 503) {
-            assertEquals(200, retry.status(), () -> "told 503 (nothing happened, retry), the retry pays: " + retry
-                    + "; " + settled);
+            assertEquals(200, retry.status(), () -> "told 503 (nothing happened, retry), the retry pays: " + story);
         } else {
-            assertEquals(202, first.status(), () -> "the outcome is unknown: " + first);
-            assertTrue(retry.status() == 200 || retry.status() == 402, () -> "a final answer: " + retry);
+            assertEquals(202, first.status(), () -> "the outcome is unknown: " + story);
+            assertTrue(retry.status() == 200 || retry.status() == 402, () -> "a final answer: " + story);
         }
-        assertEquals(retry.status() == 200 ? "PAID" : "PENDING", settled.orderStatus(), settled::toString);
-        assertEquals(retry.status() == 200 ? 1 : 0, settled.charges(), settled::toString);
+        assertEquals(retry.status() == 200 ? "PAID" : "PENDING", settled.orderStatus(), story);
+        assertEquals(retry.status() == 200 ? 1 : 0, settled.charges(), story);
     }
 
     /**
@@ -266,32 +265,32 @@ class DatabaseOutageIT {
      * and the order's read, sent together) are all in flight, unanswered: either the server got them and
      * drops the transaction with the connection ({@code forwarded}), or they were lost on the way. Nothing
      * was written either way, so the answer is a prompt 503 and the retry with the same token pays once.
-     * A client-side rollback of such a transaction waits for answers that never come: the request then
-     * went unanswered (PaymentExecutor.rollBack).
+     * A client-side rollback of such a transaction would wait for answers that never come and leave the
+     * request unanswered (PaymentExecutor.rollBack).
      */
     @ParameterizedTest(name = "commands reached the server: {0}")
     @ValueSource(booleans = { true, false })
     @Order(8)
     void connectionResetWithTheOpeningCommandsInFlight_isAPrompt503_andTheRetryPaysOnce(boolean forwarded)
             throws InterruptedException {
-        Intent intent = channel.newIntent();
+        PayRequest request = channel.newRequest();
         if (forwarded) {
             database.cutAfterNext("BEGIN");
         } else {
             database.cutInsteadOfNext("BEGIN");
         }
-        Answer first = client.pay(intent);
+        Answer first = client.pay(request);
         database.restore();
-        Books left = channel.books(intent.orderNo());
-        System.out.println("reset with BEGIN in flight (forwarded " + forwarded + "): " + first + "; " + left);
-        assertEquals(503, first.status(), () -> "nothing irreversible happened: " + first);
-        assertTrue(first.isRetryable(), () -> "temporarily_unavailable with Retry-After: " + first);
-        assertTrue(first.elapsedMs() < RESET_ANSWER_BOUND.toMillis(), () -> "answered at once: " + first);
-        assertEquals(0, left.payments().size(), () -> "no record: " + left);
-        assertEquals("PENDING", left.orderStatus(), left::toString);
+        Books left = channel.books(request.orderNo());
+        String reset = "reset with BEGIN in flight (forwarded " + forwarded + "): " + first + "; " + left;
+        assertEquals(503, first.status(), () -> "nothing irreversible happened: " + reset);
+        assertTrue(first.isRetryable(), () -> "temporarily_unavailable with Retry-After: " + reset);
+        assertTrue(first.elapsedMs() < RESET_ANSWER_BOUND.toMillis(), () -> "answered at once: " + reset);
+        assertEquals(0, left.payments().size(), () -> "no record: " + reset);
+        assertEquals("PENDING", left.orderStatus(), reset);
 
-        Answer retry = client.payUntilFinal(intent, Duration.ofSeconds(15));
-        Books settled = channel.books(intent.orderNo());
+        Answer retry = client.payUntilFinal(request, Duration.ofSeconds(15));
+        Books settled = channel.books(request.orderNo());
         assertEquals(200, retry.status(), () -> "the retry pays: " + retry + "; " + settled);
         assertEquals("PAID", settled.orderStatus(), settled::toString);
         assertEquals(1, settled.payments().size(), settled::toString);
@@ -302,15 +301,13 @@ class DatabaseOutageIT {
         return answers.values().stream().collect(Collectors.groupingBy(Answer::status, Collectors.counting())).toString();
     }
 
-    private void awaitSettled(Duration bound) throws InterruptedException {
-        long deadline = System.nanoTime() + bound.toNanos();
-        while (System.nanoTime() < deadline
-                && !intents.stream().allMatch(intent -> channel.books(intent.orderNo()).settled())) {
-            Thread.sleep(200);
-        }
+    /** Until every order is settled or the bound has passed; the tests judge what is left. */
+    private void awaitSettled(Duration bound) {
+        Await.upTo(bound, () -> requests.stream().allMatch(request -> channel.books(request.orderNo()).settled()));
     }
 
-    private void assertForEach(List<Intent> intents, IntentChecks.Check check) {
-        IntentChecks.assertForEach(intents, intent -> intent.orderNo() + " (first answer " + answers.get(intent).status() + ")", check);
+    private void assertForEach(List<PayRequest> some, EachRequest.Check check) {
+        EachRequest.assertForEach(some, request -> request.orderNo() + " (sent at " + requests.indexOf(request) * EVERY_MS
+                + " ms; first answer " + answers.get(request) + "; retry " + retries.get(request) + ")", check);
     }
 }

@@ -1,7 +1,7 @@
 package io.payonce.recovery;
 
-import static io.payonce.TcpProxy.daemon;
-import static io.payonce.TcpProxy.quietly;
+import static io.payonce.support.TcpProxy.daemon;
+import static io.payonce.support.TcpProxy.quietly;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -40,12 +40,15 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.function.Executable;
 
-import io.payonce.Operations;
-import io.payonce.TcpProxy;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.Books;
-import io.payonce.recovery.PayClient.Intent;
-import io.restassured.response.Response;
+import io.payonce.support.Answer;
+import io.payonce.support.Await;
+import io.payonce.support.Operations;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Books;
+import io.payonce.support.PayRequest;
+import io.payonce.support.Tables;
+import io.payonce.support.TcpProxy;
+import io.payonce.support.WorkerAndSandbox;
 
 /**
  * MySQL stops answering a worker W without closing its connections, and W must still answer on time and
@@ -147,35 +150,35 @@ class DatabaseStallIT {
     @Order(1)
     void unansweredOpeningCommit_isNeverADecline_andThePaymentCompletes() throws Exception {
         // given: a payment whose opening COMMIT will commit unanswered
-        Intent intent = client.newIntent();
+        PayRequest request = client.newRequest();
         database.cutAfterNext("COMMIT");
 
         // when: it is paid; the connection is cut right after the COMMIT went through, and the database is
         // reachable again shortly after, so a fresh connection can look
-        CompletableFuture<Answer> sent = CompletableFuture.supplyAsync(() -> client.pay(intent), senders);
+        CompletableFuture<Answer> sent = CompletableFuture.supplyAsync(() -> client.pay(request), senders);
         try {
-            awaitBooks(intent, books -> books.paymentsFor(intent.requestNo()) == 1, Duration.ofSeconds(5),
+            awaitBooks(request, books -> books.paymentsFor(request.requestNo()) == 1, Duration.ofSeconds(5),
                     "the opening transaction to commit");
+            // the database stays out of reach a moment longer, as a real cut does
             Thread.sleep(200);
         } finally {
             database.restore();
             database.cutAfterNext(NO_STATEMENT);
         }
         Answer first = sent.get(20, TimeUnit.SECONDS);
-        Books settled = awaitSettled(intent);
-        Answer retry = client.pay(intent);
-        System.out.println("opening COMMIT unanswered: " + first + "; " + settled + "; retry " + retry);
+        Books settled = awaitSettled(request);
+        Answer retry = client.pay(request);
 
         // then: paid once, and every final answer says so
-        assertAll(
+        assertAll("opening COMMIT unanswered: " + first + "; " + settled + "; retry " + retry,
                 () -> assertNotEquals(402, first.status(), () -> "no decline: " + first),
                 () -> assertTrue(first.status() == 200 || first.status() == 202,
                         () -> "the record exists: paid, or the outcome unknown: " + first),
                 () -> assertEquals("PAID", settled.orderStatus(), settled::toString),
                 () -> assertEquals(1, settled.charges(), settled::toString),
-                () -> assertEquals(1, settled.paymentsFor(intent.requestNo()), settled::toString),
-                () -> assertEquals("SUCCEEDED", settled.paymentStatus(intent.requestNo()), settled::toString),
-                () -> assertEquals("COMPLETED", Tables.tokenState(MERCHANT, intent.token())),
+                () -> assertEquals(1, settled.paymentsFor(request.requestNo()), settled::toString),
+                () -> assertEquals("SUCCEEDED", settled.paymentStatus(request.requestNo()), settled::toString),
+                () -> assertEquals("COMPLETED", Tables.tokenState(MERCHANT, request.token())),
                 () -> assertEquals(200, retry.status(), () -> "the final answer: " + retry),
                 () -> assertTrue(retry.isReplay(), () -> "a replay: " + retry),
                 () -> {
@@ -207,16 +210,19 @@ class DatabaseStallIT {
         long ownerChargeMs = CHANNEL_TIMEOUT.toMillis() + 500;
 
         // given: the owner's opening committed and its slow charge under way, duplicates waiting for it
-        Intent intent = client.newIntent();
+        PayRequest request = client.newRequest();
         channel.sandbox("ok", ownerChargeMs, 1);
-        CompletableFuture<Answer> owner = CompletableFuture.supplyAsync(() -> client.pay(intent), senders);
-        awaitBooks(intent, books -> "PAYING".equals(books.orderStatus()), Duration.ofSeconds(5),
+        CompletableFuture<Answer> owner = CompletableFuture.supplyAsync(() -> client.pay(request), senders);
+        awaitBooks(request, books -> "PAYING".equals(books.orderStatus()), Duration.ofSeconds(5),
                 "the owner's opening transaction");
         List<CompletableFuture<Answer>> waiting = new ArrayList<>();
         for (int i = 0; i < duplicates; i++) {
-            waiting.add(CompletableFuture.supplyAsync(() -> payPreferringWait(intent, waitSeconds), senders));
+            // a transport timeout far past every bound: a late answer is measured, not cut off
+            waiting.add(CompletableFuture.supplyAsync(
+                    () -> client.payPreferringWait(request, waitSeconds, Duration.ofSeconds(30)), senders));
         }
         awaitWaiters();
+        // time for the other duplicates to start waiting too: the metric counts tokens waited for, not waiters
         Thread.sleep(100);
         assertFalse(owner.isDone(), "the owner answered before the database stalled");
 
@@ -234,12 +240,9 @@ class DatabaseStallIT {
         }
         List<Answer> answers = waiting.stream().map(CompletableFuture::join).toList();
         Answer first = owner.join();
-        answers.forEach(answer -> System.out.println("duplicate during the hang: " + answer));
-        System.out.println("owner during the hang: " + first);
-        Books settled = awaitSettled(intent);
-        Answer retry = client.pay(intent);
-        Answer again = client.pay(intent);
-        System.out.println("after the restore: " + settled + "; retries " + retry + ", " + again);
+        Books settled = awaitSettled(request);
+        Answer retry = client.pay(request);
+        Answer again = client.pay(request);
 
         // then: every answer came on time and promised nothing it could not know; the payment completes once
         List<Answer> finals = new ArrayList<>(List.of(retry, again));
@@ -247,7 +250,8 @@ class DatabaseStallIT {
         if (isFinal(first)) {
             finals.add(first);
         }
-        assertAll(
+        assertAll("owner during the hang: " + first + "; duplicates during the hang: " + answers + "; after the restore: "
+                + settled + "; retries " + retry + ", " + again,
                 () -> {
                     assertTrue(first.answered(), () -> "owner: an answer, not a transport error: " + first);
                     assertTrue(first.elapsedMs() < ownerBoundMs,
@@ -263,10 +267,10 @@ class DatabaseStallIT {
                 })),
                 () -> assertEquals("PAID", settled.orderStatus(), settled::toString),
                 () -> assertEquals(1, settled.charges(), settled::toString),
-                () -> assertEquals(1, settled.paymentsFor(intent.requestNo()), settled::toString),
-                () -> assertEquals("SUCCEEDED", settled.paymentStatus(intent.requestNo()), settled::toString),
+                () -> assertEquals(1, settled.paymentsFor(request.requestNo()), settled::toString),
+                () -> assertEquals("SUCCEEDED", settled.paymentStatus(request.requestNo()), settled::toString),
                 () -> assertEquals(200, retry.status(), () -> "the final answer: " + retry),
-                () -> assertEquals(channel.channelTxnId(intent.requestNo()), retry.field("channel_txn_id"),
+                () -> assertEquals(channel.channelTxnId(request.requestNo()), retry.field("channel_txn_id"),
                         "the answer names the channel's transaction"),
                 () -> assertAll(finals.stream().map(answer -> (Executable) () -> {
                     assertEquals(retry.status(), answer.status(), () -> "every final answer the same: " + answer);
@@ -286,10 +290,10 @@ class DatabaseStallIT {
     @Order(3)
     void reconciliationRunStrandedOnASilentConnection_doesNotStopLaterRuns() throws Exception {
         // given: a payment left PROCESSING, charged at the channel, its answer lost
-        Intent intent = client.newIntent();
+        PayRequest request = client.newRequest();
         channel.sandbox("timeout_after_accept", 0, 1);
         long sentAt = System.nanoTime();
-        Answer first = client.pay(intent);
+        Answer first = client.pay(request);
         assertEquals(202, first.status(), () -> "the channel's answer came too late: " + first);
 
         // when: every connection W uses from now until shortly before the payment may be reconciled goes
@@ -299,19 +303,18 @@ class DatabaseStallIT {
         assertTrue(silenceMs >= 1_200, () -> "the silence spans a reconciliation tick: " + silenceMs + " ms");
         int silencedBefore = relay.silenced();
         relay.silenceFor(Duration.ofMillis(silenceMs));
+        // the silence runs its whole window: it is the fault under test
         Thread.sleep(silenceMs);
         int silenced = relay.silenced() - silencedBefore;
-        Books settled = awaitSettled(intent);
-        Answer retry = client.pay(intent);
-        System.out.println("silenced " + silenced + " connection(s) for " + silenceMs + " ms; " + settled + "; retry "
-                + retry);
+        Books settled = awaitSettled(request);
+        Answer retry = client.pay(request);
 
         // then: later runs settled it from the channel's record
-        assertAll(
+        assertAll("silenced " + silenced + " connection(s) for " + silenceMs + " ms; " + settled + "; retry " + retry,
                 () -> assertTrue(silenced >= 1, "a reconciliation run's statement went into the silence"),
                 () -> assertEquals("PAID", settled.orderStatus(), settled::toString),
                 () -> assertEquals(1, settled.charges(), settled::toString),
-                () -> assertEquals("SUCCEEDED", settled.paymentStatus(intent.requestNo()), settled::toString),
+                () -> assertEquals("SUCCEEDED", settled.paymentStatus(request.requestNo()), settled::toString),
                 () -> assertEquals(200, retry.status(), () -> "the final answer: " + retry),
                 () -> assertTrue(retry.isReplay(), () -> "a replay: " + retry));
     }
@@ -325,57 +328,19 @@ class DatabaseStallIT {
         return answer.status() == 202 && owner.status() == 202 && owner.body().equals(answer.body());
     }
 
-    /** POST /pay asking, with {@code Prefer: wait=N}, to wait at most {@code seconds} for a first execution. */
-    private Answer payPreferringWait(Intent intent, int seconds) {
-        long started = System.nanoTime();
-        try {
-            // a transport timeout far past every bound: a late answer is measured, not cut off
-            Response r = client.call(Duration.ofSeconds(30))
-                    .header("Idempotency-Key", "\"" + intent.token() + "\"")
-                    .header("Prefer", "wait=" + seconds)
-                    .body(intent.body())
-                    .post("/pay");
-            return new Answer(r.statusCode(), r.asString(), r.header("Idempotent-Replayed"), r.header("Retry-After"),
-                    null, (System.nanoTime() - started) / 1_000_000);
-        } catch (Exception e) {
-            return new Answer(0, null, null, null, e.toString(), (System.nanoTime() - started) / 1_000_000);
-        }
-    }
-
     /** Until W has a duplicate waiting; the metric counts tokens waited for on W. */
-    private void awaitWaiters() throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (Operations.metricSum(instances.worker().port(), "payonce_idempotency_waiters") < 1) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("no duplicate waiting on W within 5 s");
-            }
-            Thread.sleep(20);
-        }
+    private void awaitWaiters() {
+        Await.until("a duplicate waiting on W", Duration.ofSeconds(5),
+                () -> Operations.metricSum(instances.worker().port(), "payonce_idempotency_waiters") >= 1);
     }
 
-    private Books awaitBooks(Intent intent, Predicate<Books> condition, Duration bound, String what)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + bound.toNanos();
-        Books books = channel.books(intent.orderNo());
-        while (!condition.test(books)) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("waited " + bound + " for " + what + "; " + books);
-            }
-            Thread.sleep(20);
-            books = channel.books(intent.orderNo());
-        }
-        return books;
+    private Books awaitBooks(PayRequest request, Predicate<Books> condition, Duration bound, String what) {
+        return Await.until(what, bound, () -> channel.books(request.orderNo()), condition);
     }
 
     /** The books once nothing is PAYING or PROCESSING, or as they are at {@link #SETTLE_BOUND}. */
-    private Books awaitSettled(Intent intent) throws InterruptedException {
-        long deadline = System.nanoTime() + SETTLE_BOUND.toNanos();
-        Books books = channel.books(intent.orderNo());
-        while (!books.settled() && System.nanoTime() < deadline) {
-            Thread.sleep(200);
-            books = channel.books(intent.orderNo());
-        }
-        return books;
+    private Books awaitSettled(PayRequest request) {
+        return Await.upTo(SETTLE_BOUND, () -> channel.books(request.orderNo()), Books::settled);
     }
 
     /**

@@ -12,7 +12,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -22,10 +21,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
-import io.payonce.AppProcess;
-import io.payonce.recovery.PayClient.Answer;
-import io.payonce.recovery.PayClient.Books;
-import io.payonce.recovery.PayClient.Intent;
+import io.payonce.support.Answer;
+import io.payonce.support.AppProcess;
+import io.payonce.support.Await;
+import io.payonce.support.EachRequest;
+import io.payonce.support.Operations;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Books;
+import io.payonce.support.PayRequest;
+import io.payonce.support.Tables;
+import io.payonce.support.WorkerAndSandbox;
 
 /**
  * SIGTERM to a worker W while slow payments are in flight, as an orchestrator stops an instance. The
@@ -53,14 +58,15 @@ class GracefulShutdownIT {
     private PayClient client;
     private ExecutorService senders;
 
-    private List<Intent> inFlight;
+    private List<PayRequest> inFlight;
     /** Sent while W is in its shutdown delay, and after it. */
-    private List<Intent> late;
-    private final Map<Intent, Answer> firstAnswers = new LinkedHashMap<>();
+    private List<PayRequest> late;
+    private final Map<PayRequest, Answer> firstAnswers = new LinkedHashMap<>();
     private Answer duplicate;
     private boolean exited;
     private long exitMs;
-    private final Map<Intent, Answer> retries = new LinkedHashMap<>();
+    private String exit;
+    private final Map<PayRequest, Answer> retries = new LinkedHashMap<>();
 
     @BeforeAll
     void terminateWorkerMidPayments_thenRestartIt() throws Exception {
@@ -74,41 +80,41 @@ class GracefulShutdownIT {
         client = instances.client();
         instances.warmUp();
 
-        inFlight = client.newIntents(5);
-        late = client.newIntents(2);
+        inFlight = client.newRequests(5);
+        late = client.newRequests(2);
         senders = Executors.newFixedThreadPool(16);
-        Map<Intent, CompletableFuture<Answer>> sent = new LinkedHashMap<>();
+        Map<PayRequest, CompletableFuture<Answer>> sent = new LinkedHashMap<>();
         channel.sandbox("ok", SLOW_CHARGE_MS, inFlight.size());
-        inFlight.forEach(intent -> sent.put(intent, send(intent)));
+        inFlight.forEach(request -> sent.put(request, send(request)));
         awaitAttempts(inFlight);
         CompletableFuture<Answer> copy = send(inFlight.get(0));
-        Thread.sleep(150); // the copy is waiting for the first execution now
+        Await.until("the copy to wait for the first execution", Duration.ofSeconds(5),
+                () -> Operations.metricSum(worker.port(), "payonce_idempotency_waiters") >= 1);
 
         long sigterm = System.nanoTime();
         worker.terminate();
+        // the late requests are timed against the shutdown delay: one inside it, one after it
         Thread.sleep(300);
         sent.put(late.get(0), send(late.get(0))); // inside the shutdown delay
         Thread.sleep(1_000);
         sent.put(late.get(1), send(late.get(1))); // after the delay, while in-flight requests drain
         exited = worker.awaitExit(EXIT_BOUND);
         exitMs = (System.nanoTime() - sigterm) / 1_000_000;
-        System.out.printf("W exited %s %d ms after SIGTERM%n", exited ? "with " + worker.exitValue() : "not yet", exitMs);
+        exit = exited ? "exited with " + worker.exitValue() : "not exited";
 
         for (var answer : sent.entrySet()) {
             firstAnswers.put(answer.getKey(), answer.getValue().get(25, TimeUnit.SECONDS));
         }
         duplicate = copy.get(25, TimeUnit.SECONDS);
-        firstAnswers.forEach((intent, answer) -> System.out.printf("%s %s%n", intent.orderNo(), answer));
-        System.out.println("duplicate of " + inFlight.get(0).orderNo() + ": " + duplicate);
 
         if (!exited) {
             worker.kill();
         }
         worker.env("PAYONCE_RECONCILE_MIN_AGE", "2s").start().awaitReady();
         awaitSettled(all(), Duration.ofSeconds(20));
-        Map<Intent, CompletableFuture<Answer>> retrying = new LinkedHashMap<>();
-        for (Intent intent : all()) {
-            retrying.put(intent, client.payUntilFinalAsync(intent, Duration.ofSeconds(15), senders));
+        Map<PayRequest, CompletableFuture<Answer>> retrying = new LinkedHashMap<>();
+        for (PayRequest request : all()) {
+            retrying.put(request, client.payUntilFinalAsync(request, Duration.ofSeconds(15), senders));
         }
         for (var retry : retrying.entrySet()) {
             retries.put(retry.getKey(), retry.getValue().get(40, TimeUnit.SECONDS));
@@ -128,22 +134,23 @@ class GracefulShutdownIT {
     @Test
     @Order(1)
     void exitsWithinTheShutdownTimeout() {
-        assertTrue(exited, "W exited within shutdown delay + timeout + 3 s (" + EXIT_BOUND + ")");
-        assertTrue(exitMs < EXIT_BOUND.toMillis(), "exited after " + exitMs + " ms");
+        assertTrue(exited, "W exited within shutdown delay + timeout + 3 s (" + EXIT_BOUND + "): " + exit + " "
+                + exitMs + " ms after SIGTERM");
+        assertTrue(exitMs < EXIT_BOUND.toMillis(), exit + " " + exitMs + " ms after SIGTERM");
     }
 
     /** An owner is past the point of no return: it finishes its payment and answers, whatever the signal. */
     @Test
     @Order(2)
     void inFlightOwners_finishWithTheirFinalAnswer() {
-        assertForEach(inFlight, intent -> {
-            Answer answer = firstAnswers.get(intent);
+        assertForEach(inFlight, request -> {
+            Answer answer = firstAnswers.get(request);
             assertEquals(200, answer.status(), () -> "the in-flight owner finished: " + answer);
             assertEquals("PAID", answer.field("status"));
         });
     }
 
-    /** The commit "waiting duplicates are told to retry (409 + Retry-After)": or they get the owner's answer. */
+    /** Waiting duplicates are told to retry (409 request_in_progress with Retry-After), or get the owner's answer. */
     @Test
     @Order(3)
     void waitingDuplicate_isToldToRetryOrGetsTheOwnersAnswer() {
@@ -162,8 +169,8 @@ class GracefulShutdownIT {
     @Test
     @Order(4)
     void requestsArrivingDuringShutdown_areServedOrRefusedRetryably() {
-        assertForEach(late, intent -> {
-            Answer answer = firstAnswers.get(intent);
+        assertForEach(late, request -> {
+            Answer answer = firstAnswers.get(request);
             boolean served = answer.status() == 200;
             boolean refused = answer.status() == 503 && answer.retryAfter() != null;
             // a connection that reaches the listener as it closes is accepted and dropped at once (reset):
@@ -177,52 +184,45 @@ class GracefulShutdownIT {
     @Test
     @Order(5)
     void afterRestartAndRetries_everyOrderIsPaidOnceAndNothingIsHalfWritten() {
-        assertForEach(all(), intent -> {
-            Answer first = firstAnswers.get(intent);
-            Answer retry = retries.get(intent);
+        assertForEach(all(), request -> {
+            Answer first = firstAnswers.get(request);
+            Answer retry = retries.get(request);
             assertEquals(200, retry.status(), () -> "the retry is paid: " + retry + " (first answer: " + first + ")");
             if (first.status() == 200) {
                 assertEquals(first.body(), retry.body(), "the retry replays the first answer byte for byte");
                 assertTrue(retry.isReplay(), () -> "a replay: " + retry);
             }
-            Books books = channel.books(intent.orderNo());
+            Books books = channel.books(request.orderNo());
             assertEquals("PAID", books.orderStatus(), books::toString);
             assertEquals(1, books.charges(), books::toString);
             assertEquals(1, books.payments().size(), books::toString);
-            assertEquals("SUCCEEDED", books.paymentStatus(intent.requestNo()), books::toString);
-            assertEquals("COMPLETED", Tables.tokenState(MERCHANT, intent.token()), "the token holds its answer");
+            assertEquals("SUCCEEDED", books.paymentStatus(request.requestNo()), books::toString);
+            assertEquals("COMPLETED", Tables.tokenState(MERCHANT, request.token()), "the token holds its answer");
         });
     }
 
-    private List<Intent> all() {
-        List<Intent> all = new ArrayList<>(inFlight);
+    private List<PayRequest> all() {
+        List<PayRequest> all = new ArrayList<>(inFlight);
         all.addAll(late);
         return all;
     }
 
-    private CompletableFuture<Answer> send(Intent intent) {
-        return CompletableFuture.supplyAsync(() -> client.pay(intent), senders);
+    private CompletableFuture<Answer> send(PayRequest request) {
+        return CompletableFuture.supplyAsync(() -> client.pay(request), senders);
     }
 
-    private void awaitAttempts(List<Intent> intents) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
-        while (!intents.stream().allMatch(intent -> channel.ledger(intent.orderNo()).attempts() == 1)) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the slow charges did not reach the channel");
-            }
-            Thread.sleep(20);
-        }
+    private void awaitAttempts(List<PayRequest> requests) {
+        Await.until("the slow charges to reach the channel", Duration.ofSeconds(3),
+                () -> requests.stream().allMatch(request -> channel.ledger(request.orderNo()).attempts() == 1));
     }
 
-    private void awaitSettled(List<Intent> intents, Duration bound) throws InterruptedException {
-        long deadline = System.nanoTime() + bound.toNanos();
-        Predicate<Intent> settled = intent -> channel.books(intent.orderNo()).settled();
-        while (System.nanoTime() < deadline && !intents.stream().allMatch(settled)) {
-            Thread.sleep(200);
-        }
+    /** Until every order is settled or the bound has passed; the tests judge what is left. */
+    private void awaitSettled(List<PayRequest> requests, Duration bound) {
+        Await.upTo(bound, () -> requests.stream().allMatch(request -> channel.books(request.orderNo()).settled()));
     }
 
-    private void assertForEach(List<Intent> intents, IntentChecks.Check check) {
-        IntentChecks.assertForEach(intents, intent -> intent.orderNo(), check);
+    private void assertForEach(List<PayRequest> requests, EachRequest.Check check) {
+        EachRequest.assertForEach(requests, request -> request.orderNo() + " (first answer " + firstAnswers.get(request)
+                + "; retry " + retries.get(request) + ")", check);
     }
 }

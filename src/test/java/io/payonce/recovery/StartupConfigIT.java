@@ -14,12 +14,14 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.Objects;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import io.payonce.AppProcess;
+import io.payonce.support.AppProcess;
+import io.payonce.support.Await;
 
 /**
  * The packaged application refuses to start with settings under which reconciliation could look at a
@@ -73,18 +75,10 @@ class StartupConfigIT {
      * Starts {@code app} and waits, bounded by the start timeout, until it is ready (true) or has exited
      * (false). Past the bound it is neither, which fails the test.
      */
-    private static boolean startAndAwaitReadyOrExit(AppProcess app) throws IOException, InterruptedException {
+    private static boolean startAndAwaitReadyOrExit(AppProcess app) throws IOException {
         app.start();
-        long deadline = System.nanoTime() + AppProcess.START_TIMEOUT.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (app.awaitExit(Duration.ofMillis(100))) {
-                return false;
-            }
-            if (isReady(app)) {
-                return true;
-            }
-        }
-        throw new AssertionError(app + " neither ready nor exited within " + AppProcess.START_TIMEOUT);
+        return Await.until(app + " to be ready or to exit", AppProcess.START_TIMEOUT,
+                () -> !app.isAlive() ? Boolean.FALSE : isReady(app) ? Boolean.TRUE : null, Objects::nonNull);
     }
 
     private static boolean isReady(AppProcess app) throws InterruptedException {

@@ -1,6 +1,6 @@
 package io.payonce.redis;
 
-import static io.payonce.Fixtures.id;
+import static io.payonce.support.Fixtures.id;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;

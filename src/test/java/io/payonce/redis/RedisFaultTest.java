@@ -1,20 +1,21 @@
 package io.payonce.redis;
 
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.ledgerAttempts;
-import static io.payonce.Fixtures.ledgerCharges;
-import static io.payonce.Fixtures.orderStatus;
-import static io.payonce.Fixtures.payAnswer;
-import static io.payonce.Fixtures.pendingOrder;
-import static io.payonce.Fixtures.sandbox;
-import static io.payonce.Fixtures.sandboxNormal;
-import static io.payonce.Fixtures.token;
-import static io.payonce.Operations.awaitRedis;
-import static io.payonce.Operations.readiness;
-import static io.payonce.Operations.redisFallbacks;
-import static io.payonce.Operations.replays;
-import static io.payonce.Operations.stopped;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.ledgerAttempts;
+import static io.payonce.support.Fixtures.ledgerCharges;
+import static io.payonce.support.Fixtures.orderStatus;
+import static io.payonce.support.Fixtures.payAnswer;
+import static io.payonce.support.Fixtures.payRequest;
+import static io.payonce.support.Fixtures.pendingOrder;
+import static io.payonce.support.Fixtures.sandbox;
+import static io.payonce.support.Fixtures.sandboxNormal;
+import static io.payonce.support.Fixtures.token;
+import static io.payonce.support.Operations.awaitRedis;
+import static io.payonce.support.Operations.readiness;
+import static io.payonce.support.Operations.redisFallbacks;
+import static io.payonce.support.Operations.replays;
+import static io.payonce.support.Operations.stopped;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -35,10 +36,13 @@ import java.util.stream.IntStream;
 
 import jakarta.inject.Inject;
 
-import io.payonce.Concurrently;
-import io.payonce.Fixtures.Answer;
-import io.payonce.Operations.Readiness;
-import io.payonce.TestDatabase;
+import io.payonce.support.Answer;
+import io.payonce.support.Concurrently;
+import io.payonce.support.Fixtures;
+import io.payonce.support.Operations.Readiness;
+import io.payonce.support.PayRequest;
+import io.payonce.support.TestDatabase;
+import io.payonce.support.ThrowawayRedis;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
@@ -96,15 +100,12 @@ class RedisFaultTest {
 
     private ExecutorService background;
 
-    private record Request(String orderNo, String token, String requestNo) {
-    }
-
     /** An answer with the instants its request was sent and its answer read. */
     private record Timed(Answer answer, long sentNanos, long doneNanos) {
     }
 
-    /** A storm's answers per order, and whether the fast path was on when the fault struck. */
-    private record Storm(List<List<Timed>> answers, boolean fastPathOnAtStrike) {
+    /** A storm's answers per order, and when the fault struck, whether the fast path was on then, and what it met. */
+    private record Storm(List<List<Timed>> answers, String strike) {
     }
 
     @BeforeEach
@@ -150,12 +151,13 @@ class RedisFaultTest {
 
     @Test
     void healthyRedisDuringStorm_staysUpInReadiness() throws Exception {
-        List<Request> requests = requests();
+        List<PayRequest> requests = requests();
         sandbox("ok", SLOW_CHANNEL_MS, ORDERS);
         double fallbacks = redisFallbacks();
         AtomicBoolean stormOver = new AtomicBoolean();
         CompletableFuture<List<String>> seen = CompletableFuture.supplyAsync(() -> {
             List<String> states = new ArrayList<>();
+            // a sample every 50 ms for as long as the storm lasts: readiness is watched, not awaited
             for (int i = 0; i < 300 && !stormOver.get(); i++) {
                 states.add(readiness().redis());
                 sleepQuietly(50);
@@ -171,16 +173,14 @@ class RedisFaultTest {
 
         List<String> states = seen.get(20, TimeUnit.SECONDS);
         double fallbacksNow = redisFallbacks();
-        System.out.printf("healthy Redis under a storm: readiness said %s; %.0f Redis calls fell back%n", states,
-                fallbacksNow - fallbacks);
         assertAll(outcomes(requests, answers));
-        assertEquals(List.of("up"), states.stream().distinct().toList(),
-                "readiness of a healthy Redis during the storm (" + (fallbacksNow - fallbacks) + " fallbacks)");
+        assertEquals(List.of("up"), states.stream().distinct().toList(), "readiness of a healthy Redis during the storm,"
+                + " sampled as " + states + " (" + (fallbacksNow - fallbacks) + " fallbacks)");
     }
 
     @Test
     void redisGoesAwayDuringStorm_outcomesUnchanged() throws Exception {
-        List<Request> requests = requests();
+        List<PayRequest> requests = requests();
         sandbox("ok", SLOW_CHANNEL_MS, ORDERS);
         double fallbacks = redisFallbacks();
 
@@ -200,7 +200,7 @@ class RedisFaultTest {
 
     @Test
     void flushAllDuringStorm_outcomesUnchanged() throws Exception {
-        List<Request> requests = requests();
+        List<PayRequest> requests = requests();
         sandbox("ok", SLOW_CHANNEL_MS, ORDERS);
         List<String> keysFlushed = new ArrayList<>();
 
@@ -208,7 +208,7 @@ class RedisFaultTest {
             keysFlushed.add(ThrowawayRedis.command("DBSIZE"));
             assertEquals("+OK", ThrowawayRedis.command("FLUSHALL"));
         });
-        List<Answer> lateCopies = requests.stream().map(r -> payAnswer(r.token(), r.orderNo(), r.requestNo()))
+        List<Answer> lateCopies = requests.stream().map(Fixtures::payAnswer)
                 .toList();
 
         assertAll(outcomes(requests, storm.answers()));
@@ -218,14 +218,13 @@ class RedisFaultTest {
             assertEquals(stormAnswer.body(), lateCopies.get(i).body(), requests.get(i).orderNo());
         }));
         assertTrue(!keysFlushed.isEmpty() && !":0".equals(keysFlushed.get(0)),
-                "FLUSHALL found nothing to flush (DBSIZE " + keysFlushed + ", fast path "
-                        + (storm.fastPathOnAtStrike() ? "on" : "already off") + " at the strike)");
+                "FLUSHALL found nothing to flush (DBSIZE " + keysFlushed + "; " + storm.strike() + ")");
         assertEquals("UP", readiness().status());
     }
 
     @Test
     void slowRedis_outcomesUnchanged() throws Exception {
-        List<Request> requests = requests();
+        List<PayRequest> requests = requests();
         sandbox("ok", SLOW_CHANNEL_MS, ORDERS);
         double fallbacks = redisFallbacks();
         ThrowawayRedis.proxy().delay(SLOW_REDIS_MS);
@@ -243,7 +242,7 @@ class RedisFaultTest {
 
     @Test
     void partitionedRedisDuringStorm_outcomesUnchanged() throws Exception {
-        List<Request> requests = requests();
+        List<PayRequest> requests = requests();
         sandbox("ok", SLOW_CHANNEL_MS, ORDERS);
         double fallbacks = redisFallbacks();
 
@@ -270,6 +269,7 @@ class RedisFaultTest {
         double mysqlReplays = replays("mysql");
         sandbox("ok", SLOW_CHARGE_MS, 1);
         CompletableFuture<Timed> first = timedInBackground(token, orderNo, requestNo);
+        // the spacing that puts the first answer inside the waiter's longest back-off sleep
         Thread.sleep(DUPLICATE_AFTER_MS);
         CompletableFuture<Timed> duplicate = timedInBackground(token, orderNo, requestNo);
 
@@ -277,11 +277,11 @@ class RedisFaultTest {
         Timed copy = duplicate.get(15, TimeUnit.SECONDS);
 
         long gapMs = Math.abs(copy.doneNanos() - original.doneNanos()) / 1_000_000;
-        System.out.printf("pub/sub wake-up: the duplicate (sent %d ms after the first, which took %d ms) answered"
-                + " %d ms after the first; replays pubsub +%.0f, redis +%.0f, mysql +%.0f%n",
+        String wakeUp = String.format("the duplicate (sent %d ms after the first, which took %d ms) answered %d ms"
+                + " after the first; replays pubsub +%.0f, redis +%.0f, mysql +%.0f",
                 (copy.sentNanos() - original.sentNanos()) / 1_000_000, original.answer().elapsedMs(), gapMs,
                 replays("pubsub") - pubsubReplays, replays("redis") - redisReplays, replays("mysql") - mysqlReplays);
-        assertAll(
+        assertAll(wakeUp,
                 () -> assertEquals(200, original.answer().status(), original.answer().body()),
                 () -> assertNull(original.answer().replayed(), "the first execution is no replay"),
                 () -> assertTrue(copy.sentNanos() < original.doneNanos(), "the duplicate was sent too late"),
@@ -297,9 +297,7 @@ class RedisFaultTest {
     private static void assertFaultMetTheFastPath(double fallbacksBefore, Storm storm) {
         double fallbacks = redisFallbacks();
         assertTrue(fallbacks > fallbacksBefore, "Redis fallbacks " + fallbacksBefore + " -> " + fallbacks
-                + ": the fault met no Redis call" + (storm == null ? ""
-                        : " (fast path " + (storm.fastPathOnAtStrike() ? "on" : "already off") + " at the strike)"));
-        System.out.printf("Redis fallbacks during the storm: %.0f%n", fallbacks - fallbacksBefore);
+                + ": the fault met no Redis call" + (storm == null ? "" : " (" + storm.strike() + ")"));
     }
 
     /**
@@ -331,20 +329,19 @@ class RedisFaultTest {
                 + misses);
     }
 
-    private static List<Request> requests() {
-        return IntStream.range(0, ORDERS).mapToObj(i -> new Request(pendingOrder(), token(), id("req"))).toList();
+    private static List<PayRequest> requests() {
+        return IntStream.range(0, ORDERS).mapToObj(i -> payRequest()).toList();
     }
 
-    private static List<List<Timed>> storm(List<Request> requests) {
+    private static List<List<Timed>> storm(List<PayRequest> requests) {
         return storm(requests, new CountDownLatch(0), new CountDownLatch(0));
     }
 
-    private static List<List<Timed>> storm(List<Request> requests, CountDownLatch sent, CountDownLatch answered) {
+    private static List<List<Timed>> storm(List<PayRequest> requests, CountDownLatch sent, CountDownLatch answered) {
         return Concurrently.bursts(ORDERS, COPIES, THREADS, STORM_BOUND, (order, copy) -> {
-            Request r = requests.get(order);
             sent.countDown();
             long sentAt = System.nanoTime();
-            Answer answer = payAnswer(r.token(), r.orderNo(), r.requestNo());
+            Answer answer = payAnswer(requests.get(order));
             long doneAt = System.nanoTime();
             answered.countDown();
             return new Timed(answer, sentAt, doneAt);
@@ -352,7 +349,7 @@ class RedisFaultTest {
     }
 
     /** The storm, with {@code fault} striking from another thread while it runs (checked afterwards). */
-    private Storm stormWithFault(List<Request> requests, Strike when, Runnable fault) throws Exception {
+    private Storm stormWithFault(List<PayRequest> requests, Strike when, Runnable fault) throws Exception {
         CountDownLatch sent = new CountDownLatch(1);
         CountDownLatch answered = new CountDownLatch(1);
         AtomicBoolean fastPathOn = new AtomicBoolean();
@@ -363,6 +360,7 @@ class RedisFaultTest {
                     throw new IllegalStateException("the storm never reached the strike");
                 }
                 if (when == Strike.EARLY) {
+                    // spacing the fault into the storm
                     Thread.sleep(FAULT_AFTER_MS);
                 }
             } catch (InterruptedException e) {
@@ -382,18 +380,18 @@ class RedisFaultTest {
         long lastDone = all.stream().mapToLong(Timed::doneNanos).max().orElseThrow();
         long doneAfter = all.stream().filter(t -> t.doneNanos() > struckAt).count();
         long sentAfter = all.stream().filter(t -> t.sentNanos() > struckAt).count();
-        System.out.printf("fault struck %d ms into a %d ms storm (fast path %s); %d of %d requests were sent and"
-                + " %d answered after it%n", (struckAt - firstSent) / 1_000_000, (lastDone - firstSent) / 1_000_000,
-                fastPathOn.get() ? "on" : "already off", sentAfter, all.size(), doneAfter);
-        assertTrue(sentAfter < all.size() && doneAfter > 0, "the fault did not strike mid-storm: " + sentAfter
-                + " of " + all.size() + " requests were sent and " + doneAfter + " answered after it");
-        return new Storm(answers, fastPathOn.get());
+        String strike = String.format("the fault struck %d ms into a %d ms storm, the fast path %s; %d of %d"
+                + " requests were sent and %d answered after it", (struckAt - firstSent) / 1_000_000,
+                (lastDone - firstSent) / 1_000_000, fastPathOn.get() ? "on" : "already off", sentAfter, all.size(),
+                doneAfter);
+        assertTrue(sentAfter < all.size() && doneAfter > 0, "the fault did not strike mid-storm: " + strike);
+        return new Storm(answers, strike);
     }
 
-    private List<Executable> outcomes(List<Request> requests, List<List<Timed>> answers) {
+    private List<Executable> outcomes(List<PayRequest> requests, List<List<Timed>> answers) {
         List<Executable> checks = new ArrayList<>();
         for (int i = 0; i < ORDERS; i++) {
-            Request request = requests.get(i);
+            PayRequest request = requests.get(i);
             List<Answer> copies = answers.get(i).stream().map(Timed::answer).toList();
             Answer first = copies.get(0);
             checks.add(() -> assertAll(request.orderNo(),

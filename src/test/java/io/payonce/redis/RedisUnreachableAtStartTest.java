@@ -1,14 +1,14 @@
 package io.payonce.redis;
 
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.id;
-import static io.payonce.Fixtures.ledgerAttempts;
-import static io.payonce.Fixtures.payAnswer;
-import static io.payonce.Fixtures.pendingOrder;
-import static io.payonce.Fixtures.sandboxNormal;
-import static io.payonce.Fixtures.token;
-import static io.payonce.Operations.awaitRedis;
-import static io.payonce.Operations.replays;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.ledgerAttempts;
+import static io.payonce.support.Fixtures.payAnswer;
+import static io.payonce.support.Fixtures.pendingOrder;
+import static io.payonce.support.Fixtures.sandboxNormal;
+import static io.payonce.support.Fixtures.token;
+import static io.payonce.support.Operations.awaitRedis;
+import static io.payonce.support.Operations.replays;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -16,10 +16,10 @@ import java.time.Duration;
 
 import jakarta.inject.Inject;
 
-import io.payonce.Fixtures.Answer;
-import io.payonce.Operations.Readiness;
-import io.payonce.RedisUnreachable;
-import io.payonce.TestDatabase;
+import io.payonce.support.Answer;
+import io.payonce.support.Operations.Readiness;
+import io.payonce.support.RedisUnreachable;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import org.junit.jupiter.api.BeforeEach;

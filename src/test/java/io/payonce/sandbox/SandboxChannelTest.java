@@ -1,14 +1,15 @@
 package io.payonce.sandbox;
 
-import static io.payonce.Fixtures.MERCHANT;
-import static io.payonce.Fixtures.OTHER_MERCHANT;
-import static io.payonce.Fixtures.as;
-import static io.payonce.Fixtures.id;
+import static io.payonce.support.Fixtures.MERCHANT;
+import static io.payonce.support.Fixtures.OTHER_MERCHANT;
+import static io.payonce.support.Fixtures.as;
+import static io.payonce.support.Fixtures.id;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.greaterThanOrEqualTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -18,8 +19,9 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.payonce.Fixtures;
-import io.payonce.TestDatabase;
+import io.payonce.support.Await;
+import io.payonce.support.Fixtures;
+import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 
@@ -213,6 +215,7 @@ class SandboxChannelTest {
         close(MERCHANT, requestNo).then().statusCode(200).body("status", equalTo("CLOSED"));
 
         pending.get(10, TimeUnit.SECONDS).then().statusCode(200).body("status", equalTo("CLOSED"));
+        // past the moment the charge would have taken effect: closed stays closed
         Thread.sleep(300);
         query(MERCHANT, requestNo).then().body("status", equalTo("CLOSED"));
         assertEquals(0, Fixtures.ledgerCharges(MERCHANT, orderNo));
@@ -230,17 +233,11 @@ class SandboxChannelTest {
     }
 
     /** A charge that takes effect {@code latencyMs} after it arrives, sent in the background; returns once it arrived. */
-    private static CompletableFuture<Response> pendingCharge(String orderNo, String requestNo, long latencyMs)
-            throws InterruptedException {
+    private static CompletableFuture<Response> pendingCharge(String orderNo, String requestNo, long latencyMs) {
         behave(MERCHANT, "ok", latencyMs, 1);
         CompletableFuture<Response> charge = CompletableFuture.supplyAsync(() -> charge(MERCHANT, orderNo, requestNo));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (Fixtures.ledgerAttempts(MERCHANT, orderNo) < 1) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("no charge arrived for " + orderNo);
-            }
-            Thread.sleep(20);
-        }
+        Await.until("a charge to arrive for " + orderNo, Duration.ofSeconds(5),
+                () -> Fixtures.ledgerAttempts(MERCHANT, orderNo) >= 1);
         return charge;
     }
 }

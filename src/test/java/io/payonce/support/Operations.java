@@ -1,4 +1,4 @@
-package io.payonce;
+package io.payonce.support;
 
 import static io.restassured.RestAssured.given;
 
@@ -68,26 +68,13 @@ public final class Operations {
     }
 
     /**
-     * Polls readiness until the fast path reports {@code redis} (and {@code wakeUps}, unless null);
-     * bounded by {@code bound}, failing with the last answer seen.
+     * Readiness once the fast path reports {@code redis} (and {@code wakeUps}, unless null); fails with the
+     * last answer seen after {@code bound}.
      */
     public static Readiness awaitRedis(String redis, String wakeUps, Duration bound) {
-        long deadline = System.nanoTime() + bound.toNanos();
-        Readiness last;
-        do {
-            last = readiness();
-            if (redis.equals(last.redis()) && (wakeUps == null || wakeUps.equals(last.wakeUps()))) {
-                return last;
-            }
-            try {
-                Thread.sleep(100);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted", e);
-            }
-        } while (System.nanoTime() < deadline);
-        throw new AssertionError("readiness did not show redis=" + redis + (wakeUps == null ? "" : ", wake_ups="
-                + wakeUps) + " within " + bound + "; last: " + last);
+        return Await.until("readiness to show redis=" + redis + (wakeUps == null ? "" : ", wake_ups=" + wakeUps), bound,
+                Operations::readiness,
+                last -> redis.equals(last.redis()) && (wakeUps == null || wakeUps.equals(last.wakeUps())));
     }
 
     private static double metricSum(RequestSpecification instance, String name) {

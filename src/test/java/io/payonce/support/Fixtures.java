@@ -1,8 +1,7 @@
-package io.payonce;
+package io.payonce.support;
 
 import static io.restassured.RestAssured.given;
 
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
 
@@ -10,7 +9,10 @@ import io.restassured.http.ContentType;
 import io.restassured.response.Response;
 import io.restassured.specification.RequestSpecification;
 
-/** Starts a test from any state through the real HTTP API. */
+/**
+ * Starts a test through the real HTTP API: orders, tokens, pay calls, the sandbox's behaviour and ledger.
+ * {@link TestDatabase} puts rows straight into a state where a test is about what comes after.
+ */
 public final class Fixtures {
 
     public static final String MERCHANT = "merchant_a";
@@ -55,65 +57,33 @@ public final class Fixtures {
         return token(MERCHANT);
     }
 
-    /** A pay request ready to be sent by {@link #MERCHANT}: its PENDING order, its token and its request number. */
-    public record PayRequest(String orderNo, String token, String requestNo) {
-
-        /** Its body for {@link #AMOUNT}, without a token; a new map each time, for a test to add to. */
-        public Map<String, Object> body() {
-            return payBody(orderNo, requestNo, AMOUNT);
-        }
-    }
-
-    /** A fresh {@link #pendingOrder()}, a fresh {@link #token()} and a fresh request number. */
+    /** A fresh {@link #pendingOrder()}, a fresh {@link #token()} and a fresh request number, for {@link #AMOUNT}. */
     public static PayRequest payRequest() {
         String orderNo = pendingOrder();
         String token = token();
-        return new PayRequest(orderNo, token, id("req"));
+        return new PayRequest(orderNo, id("req"), token, AMOUNT);
     }
 
-    /**
-     * A fresh request paid while the sandbox accepts the charge and its answer times out: a 202, the
-     * payment left PROCESSING and the token IN_PROGRESS, the charge in the ledger.
-     */
-    public static PayRequest unsettledPayment() {
-        PayRequest request = payRequest();
-        sandbox("timeout_after_accept", 0, 1);
-        pay(request).then().statusCode(202);
-        return request;
-    }
-
+    /** Its body for {@code amount}, without a token; a new map each time, for a test to add to. */
     public static Map<String, Object> payBody(String orderNo, String requestNo, long amount) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("order_no", orderNo);
-        body.put("request_no", requestNo);
-        body.put("amount", amount);
-        return body;
-    }
-
-    /** A pay answer read whole on the thread that received it, so it can be compared on another. */
-    public record Answer(int status, String contentType, String body, String replayed, String retryAfter,
-            long elapsedMs) {
-
-        public static Answer of(Response response, long startedNanos) {
-            String body = response.asString();
-            return new Answer(response.statusCode(), response.contentType(), body,
-                    response.header("Idempotent-Replayed"), response.header("Retry-After"),
-                    (System.nanoTime() - startedNanos) / 1_000_000);
-        }
-
-        public boolean isReplay() {
-            return "true".equals(replayed);
-        }
+        return new PayRequest(orderNo, requestNo, null, amount).body();
     }
 
     /** {@link #pay(String, String, String)}, read whole and timed. */
     public static Answer payAnswer(String token, String orderNo, String requestNo) {
-        long started = System.nanoTime();
-        return Answer.of(pay(token, orderNo, requestNo), started);
+        return payAnswer(new PayRequest(orderNo, requestNo, token, AMOUNT));
     }
 
     public static Answer payAnswer(PayRequest request) {
-        return payAnswer(request.token(), request.orderNo(), request.requestNo());
+        return Answer.of(() -> pay(request));
+    }
+
+    /**
+     * {@link #payAnswer(PayRequest)} asking, with {@code Prefer: wait=N}, to wait at most
+     * {@code seconds} for a first execution.
+     */
+    public static Answer payPreferringWait(PayRequest request, int seconds) {
+        return Answer.of(() -> request.on(as(MERCHANT)).header("Prefer", "wait=" + seconds).post("/pay"));
     }
 
     /** POST /pay with the token in the Idempotency-Key header as a structured-field string. */
@@ -122,11 +92,11 @@ public final class Fixtures {
     }
 
     public static Response pay(String token, String orderNo, String requestNo) {
-        return pay(MERCHANT, token, payBody(orderNo, requestNo, AMOUNT));
+        return pay(new PayRequest(orderNo, requestNo, token, AMOUNT));
     }
 
     public static Response pay(PayRequest request) {
-        return pay(MERCHANT, request.token(), request.body());
+        return request.on(as(MERCHANT)).post("/pay");
     }
 
     /** The next {@code count} sandbox charges take {@code mode} after {@code latencyMs}. */
@@ -137,6 +107,15 @@ public final class Fixtures {
 
     public static void sandboxNormal() {
         sandbox("ok", 0, 0);
+    }
+
+    /**
+     * The request's charge sent to the sandbox as the service's channel client sends it, so the channel holds
+     * it whatever became of the payment; the sandbox's behaviour decides its outcome, which is answered.
+     */
+    public static String chargeAtChannel(PayRequest request) {
+        return as(MERCHANT).body(request.charge(MERCHANT, CURRENCY)).post("/sandbox/charges")
+                .then().statusCode(200).extract().path("status");
     }
 
     /** Distinct successful charges the sandbox holds for the order. */

@@ -1,4 +1,4 @@
-package io.payonce.recovery;
+package io.payonce.support;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -11,7 +11,7 @@ import java.sql.SQLException;
  * database is the one the instances under test use (the build's {@code QUARKUS_DATASOURCE_JDBC_URL}),
  * reached directly, never through a test proxy.
  */
-final class Tables {
+public final class Tables {
 
     private static final String URL = System.getenv().getOrDefault("QUARKUS_DATASOURCE_JDBC_URL",
             "jdbc:mariadb://127.0.0.1:3306/test");
@@ -22,7 +22,7 @@ final class Tables {
     }
 
     /** AVAILABLE, IN_PROGRESS or COMPLETED; null when there is no such token. */
-    static String tokenState(String merchantId, String token) {
+    public static String tokenState(String merchantId, String token) {
         try (Connection c = DriverManager.getConnection(URL, USER, PASSWORD);
                 PreparedStatement s = c.prepareStatement(
                         "SELECT state FROM idempotency_tokens WHERE merchant_id = ? AND token = ?")) {

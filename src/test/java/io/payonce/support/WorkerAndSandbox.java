@@ -1,11 +1,9 @@
-package io.payonce.recovery;
+package io.payonce.support;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.io.IOException;
 
-import io.payonce.AppProcess;
-import io.payonce.recovery.PayClient.Intent;
 
 /**
  * The two instances every recovery test starts: a worker W, which the test kills, stops or cuts off, and an
@@ -13,7 +11,7 @@ import io.payonce.recovery.PayClient.Intent;
  * happens to W. W serves no sandbox of its own, reconciles every second and gives the channel 1 s; a test adds what it is about
  * with {@link #worker(String, String)} before {@link #start}.
  */
-final class WorkerAndSandbox implements AutoCloseable {
+public final class WorkerAndSandbox implements AutoCloseable {
 
     private final AppProcess sandbox;
     private final AppProcess worker;
@@ -31,43 +29,43 @@ final class WorkerAndSandbox implements AutoCloseable {
     }
 
     /** S and W, their logs named after {@code test}; not started yet. */
-    static WorkerAndSandbox named(String test) throws IOException {
+    public static WorkerAndSandbox named(String test) throws IOException {
         return new WorkerAndSandbox(test);
     }
 
     /** Sets an environment variable of W's for its first and every later start. */
-    WorkerAndSandbox worker(String key, String value) {
+    public WorkerAndSandbox worker(String key, String value) {
         worker.env(key, value);
         return this;
     }
 
     /** Starts both and waits for both; then {@code merchant} pays through W, and S's sandbox charges normally. */
-    void start(String merchant) throws IOException, InterruptedException {
+    public void start(String merchant) throws IOException, InterruptedException {
         AppProcess.startAll(sandbox, worker);
         channel = new PayClient(sandbox, merchant);
         client = new PayClient(worker, merchant);
         channel.sandbox("ok", 0, 0);
     }
 
-    AppProcess worker() {
+    public AppProcess worker() {
         return worker;
     }
 
     /** S, for the sandbox's behaviour and the books. */
-    PayClient channel() {
+    public PayClient channel() {
         return channel;
     }
 
     /** W, for payments. */
-    PayClient client() {
+    public PayClient client() {
         return client;
     }
 
     /** One payment through W, so what the test does next finds W past its first, slow requests. */
-    Intent warmUp() {
-        Intent intent = client.newIntent();
-        assertEquals(200, client.pay(intent).status(), "a warm-up payment");
-        return intent;
+    public PayRequest warmUp() {
+        PayRequest request = client.newRequest();
+        assertEquals(200, client.pay(request).status(), "a warm-up payment");
+        return request;
     }
 
     /** W first, then S. */

@@ -1,4 +1,4 @@
-package io.payonce.gateway;
+package io.payonce.support;
 
 import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -17,7 +18,6 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Assumptions;
 
-import io.payonce.AppProcess;
 import io.restassured.specification.RequestSpecification;
 
 /**
@@ -31,6 +31,7 @@ public final class Gateway implements AutoCloseable {
     private static final Path CONF = Path.of("src/main/docker/nginx/payonce.conf");
     private static final Pattern PLACEHOLDER = Pattern.compile("@[A-Z_]+@");
     private static final SecureRandom RANDOM = new SecureRandom();
+    private static final Duration LISTEN_BOUND = Duration.ofSeconds(10);
 
     private final Path dir;
     private final int port;
@@ -86,7 +87,7 @@ public final class Gateway implements AutoCloseable {
         Gateway gateway = new Gateway(dir, port, keyByMerchant, process);
         try {
             gateway.awaitListening();
-        } catch (AssertionError | InterruptedException e) {
+        } catch (AssertionError e) {
             gateway.close();
             throw e;
         }
@@ -94,7 +95,7 @@ public final class Gateway implements AutoCloseable {
     }
 
     /** A key of the same shape as the real ones, in no key file. */
-    static String unknownKey() {
+    public static String unknownKey() {
         return randomKey();
     }
 
@@ -130,17 +131,16 @@ public final class Gateway implements AutoCloseable {
         return "nginx on " + port + " (config and logs in " + dir + ")";
     }
 
-    private void awaitListening() throws InterruptedException {
-        for (int i = 0; i < 100; i++) {
+    private void awaitListening() {
+        Await.until(this + " to listen", LISTEN_BOUND, () -> {
             assertTrue(process.isAlive(), "nginx exited: see its logs in " + dir);
             try {
                 request().get("/");
-                return;
+                return true;
             } catch (Exception notYet) {
-                Thread.sleep(100);
+                return false;
             }
-        }
-        throw new AssertionError(this + " did not listen");
+        });
     }
 
     /** 256 random bits as lowercase hex, as api-keys.example asks of a real key. */

@@ -1,4 +1,4 @@
-package io.payonce;
+package io.payonce.support;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,4 +1,4 @@
-package io.payonce.redis;
+package io.payonce.support;
 
 import java.io.BufferedReader;
 import java.io.File;
@@ -13,7 +13,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import io.payonce.TcpProxy;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 
 /**
@@ -99,35 +98,21 @@ public class ThrowawayRedis implements QuarkusTestResourceLifecycleManager {
     }
 
     private void awaitPong(File log) {
-        long deadline = System.nanoTime() + START_BOUND.toNanos();
-        while (System.nanoTime() < deadline) {
+        Await.until("redis-server to answer PING (see " + log + ")", START_BOUND, () -> {
             if (!process.isAlive()) {
                 throw new IllegalStateException("redis-server exited at once; see " + log);
             }
             try {
-                if ("+PONG".equals(command("PING"))) {
-                    return;
-                }
+                return "+PONG".equals(command("PING"));
             } catch (IllegalStateException notYet) {
-                // not listening yet
+                return false; // not listening yet
             }
-            sleep(20);
-        }
-        throw new IllegalStateException("redis-server did not answer PING within " + START_BOUND + "; see " + log);
+        });
     }
 
     private static int freePort() throws IOException {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return socket.getLocalPort();
-        }
-    }
-
-    private static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
         }
     }
 }

@@ -1,4 +1,4 @@
-package io.payonce;
+package io.payonce.support;
 
 import static io.restassured.RestAssured.given;
 
@@ -84,23 +84,19 @@ public final class AppProcess implements AutoCloseable {
     }
 
     /** Waits until {@code /q/health/ready} answers 200, or fails the test. */
-    public AppProcess awaitReady() throws InterruptedException {
-        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-        while (System.nanoTime() < deadline) {
+    public AppProcess awaitReady() {
+        Await.until(name + " on port " + port + " to be ready", START_TIMEOUT, () -> {
             if (!process.isAlive()) {
                 throw new AssertionError(name + " exited with " + process.exitValue() + " before it was ready; see "
                         + LOGS.getPath());
             }
             try {
-                if (given().baseUri("http://127.0.0.1").port(port).get("/q/health/ready").statusCode() == 200) {
-                    return this;
-                }
+                return given().baseUri("http://127.0.0.1").port(port).get("/q/health/ready").statusCode() == 200;
             } catch (Exception notYet) {
-                // not listening yet
+                return false; // not listening yet
             }
-            Thread.sleep(100);
-        }
-        throw new AssertionError(name + " on port " + port + " not ready within " + START_TIMEOUT);
+        });
+        return this;
     }
 
     /** Starts each instance, then waits for all of them, so their start-ups overlap. */

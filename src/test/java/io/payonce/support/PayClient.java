@@ -1,17 +1,15 @@
-package io.payonce.recovery;
+package io.payonce.support;
 
 import static io.restassured.RestAssured.given;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
-import io.payonce.AppProcess;
 import io.restassured.config.HttpClientConfig;
 import io.restassured.config.RestAssuredConfig;
 import io.restassured.http.ContentType;
@@ -44,65 +42,19 @@ public final class PayClient {
         this.merchant = merchant;
     }
 
-    /** One payment a client means to make: its order, its own request number and its own token. */
-    public record Intent(String orderNo, String requestNo, String token) {
-        public Map<String, Object> body() {
-            Map<String, Object> body = new LinkedHashMap<>();
-            body.put("order_no", orderNo);
-            body.put("request_no", requestNo);
-            body.put("amount", AMOUNT);
-            return body;
-        }
-    }
-
-    /**
-     * What a pay call got: an HTTP answer, or ({@code status} 0) the transport error that ended it, such as
-     * the connection reset by a killed process.
-     */
-    public record Answer(int status, String body, String replayed, String retryAfter, String transportError, long elapsedMs) {
-
-        public boolean answered() {
-            return status != 0;
-        }
-
-        public String code() {
-            return status >= 400 && body != null && body.startsWith("{") ? JsonPath.from(body).getString("code") : null;
-        }
-
-        public String field(String name) {
-            return body != null && body.startsWith("{") ? JsonPath.from(body).getString(name) : null;
-        }
-
-        public boolean isReplay() {
-            return "true".equals(replayed);
-        }
-
-        /** An answer that tells the client to send the same request again with the same token. */
-        public boolean isRetryable() {
-            return (status == 503 && "temporarily_unavailable".equals(code()) && retryAfter != null)
-                    || (status == 409 && "request_in_progress".equals(code()) && retryAfter != null);
-        }
-
-        @Override
-        public String toString() {
-            return answered() ? status + (isReplay() ? " (replayed) " : " ") + body + " after " + elapsedMs + " ms"
-                    : "no answer (" + transportError + ") after " + elapsedMs + " ms";
-        }
-    }
-
     /** The books of one order after the fact: the service's order and payment records, and the channel's ledger. */
-    record Books(String orderStatus, List<Map<String, String>> payments, long charges, long attempts) {
+    public record Books(String orderStatus, List<Map<String, String>> payments, long charges, long attempts) {
 
-        long paymentsFor(String requestNo) {
+        public long paymentsFor(String requestNo) {
             return payments.stream().filter(p -> requestNo.equals(p.get("request_no"))).count();
         }
 
-        String paymentStatus(String requestNo) {
+        public String paymentStatus(String requestNo) {
             return payments.stream().filter(p -> requestNo.equals(p.get("request_no"))).map(p -> p.get("status"))
                     .findFirst().orElse(null);
         }
 
-        boolean settled() {
+        public boolean settled() {
             return !"PAYING".equals(orderStatus) && payments.stream().noneMatch(p -> "PROCESSING".equals(p.get("status")));
         }
 
@@ -127,34 +79,31 @@ public final class PayClient {
     }
 
     /** A PENDING order and a fresh token for it, each with its own number. */
-    Intent newIntent() {
+    public PayRequest newRequest() {
         String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         String orderNo = "ord_" + suffix;
         call(CALL_TIMEOUT).body(Map.of("order_no", orderNo, "amount", AMOUNT, "currency", CURRENCY)).post("/orders")
                 .then().statusCode(201);
         String token = call(CALL_TIMEOUT).post("/tokens").then().statusCode(201).extract().path("token");
-        return new Intent(orderNo, "req_" + suffix, token);
+        return new PayRequest(orderNo, "req_" + suffix, token, AMOUNT);
     }
 
-    List<Intent> newIntents(int count) {
-        List<Intent> intents = new ArrayList<>();
+    public List<PayRequest> newRequests(int count) {
+        List<PayRequest> requests = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            intents.add(newIntent());
+            requests.add(newRequest());
         }
-        return intents;
+        return requests;
     }
 
-    /** POST /pay with the intent's token; a broken connection is an answer too, never an exception. */
-    Answer pay(Intent intent) {
-        long started = System.nanoTime();
-        try {
-            Response r = call(PAY_TIMEOUT).header("Idempotency-Key", "\"" + intent.token() + "\"").body(intent.body())
-                    .post("/pay");
-            return new Answer(r.statusCode(), r.asString(), r.header("Idempotent-Replayed"), r.header("Retry-After"),
-                    null, elapsedMs(started));
-        } catch (Exception e) {
-            return new Answer(0, null, null, null, e.toString(), elapsedMs(started));
-        }
+    /** POST /pay of the request; a broken connection is an answer too, never an exception. */
+    public Answer pay(PayRequest request) {
+        return Answer.of(() -> request.on(call(PAY_TIMEOUT)).post("/pay"));
+    }
+
+    /** {@link #pay} asking, with {@code Prefer: wait=N}, to wait at most {@code seconds} for a first execution. */
+    public Answer payPreferringWait(PayRequest request, int seconds, Duration timeout) {
+        return Answer.of(() -> request.on(call(timeout)).header("Prefer", "wait=" + seconds).post("/pay"));
     }
 
     /**
@@ -162,26 +111,14 @@ public final class PayClient {
      * 503 or 409 request_in_progress, or no answer at all), until {@code bound} has passed; answers the
      * last answer.
      */
-    Answer payUntilFinal(Intent intent, Duration bound) throws InterruptedException {
-        long deadline = System.nanoTime() + bound.toNanos();
-        Answer answer = pay(intent);
-        while ((answer.isRetryable() || !answer.answered() || answer.status() == 202) && System.nanoTime() < deadline) {
-            Thread.sleep(250);
-            answer = pay(intent);
-        }
-        return answer;
+    public Answer payUntilFinal(PayRequest request, Duration bound) {
+        return Await.upTo(bound, () -> pay(request),
+                answer -> !answer.isRetryable() && answer.answered() && answer.status() != 202);
     }
 
     /** {@link #payUntilFinal} on one of {@code threads}. */
-    CompletableFuture<Answer> payUntilFinalAsync(Intent intent, Duration bound, Executor threads) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                return payUntilFinal(intent, bound);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted", e);
-            }
-        }, threads);
+    public CompletableFuture<Answer> payUntilFinalAsync(PayRequest request, Duration bound, Executor threads) {
+        return CompletableFuture.supplyAsync(() -> payUntilFinal(request, bound), threads);
     }
 
     /** The next {@code count} charges at this instance's sandbox take {@code mode} after {@code latencyMs}. */
@@ -191,7 +128,7 @@ public final class PayClient {
     }
 
     /** Reads the books; the ledger comes from this instance's sandbox, which reads the shared ledger table. */
-    Books books(String orderNo) {
+    public Books books(String orderNo) {
         JsonPath order = call(CALL_TIMEOUT).get("/orders/" + orderNo).then().statusCode(200).extract().jsonPath();
         JsonPath ledger = call(CALL_TIMEOUT).queryParam("order_no", orderNo).get("/sandbox/charges")
                 .then().statusCode(200).extract().jsonPath();
@@ -206,7 +143,7 @@ public final class PayClient {
     }
 
     /** The transaction id the channel recorded for the request number, or null when it has no charge. */
-    String channelTxnId(String requestNo) {
+    public String channelTxnId(String requestNo) {
         Response r = call(CALL_TIMEOUT).get("/sandbox/charges/" + requestNo);
         return r.statusCode() == 200 ? r.jsonPath().getString("txn_id") : null;
     }
@@ -228,18 +165,18 @@ public final class PayClient {
     }
 
     /** A payment record as {@code GET /payments/{request_no}} shows it. */
-    record PaymentRecord(String status, String channelTxnId) {
+    public record PaymentRecord(String status, String channelTxnId) {
     }
 
     /** The same order paid again as a client does after a failure: a fresh request number and a fresh token. */
-    Intent newAttempt(Intent earlier) {
+    public PayRequest newAttempt(PayRequest earlier) {
         String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         String token = call(CALL_TIMEOUT).post("/tokens").then().statusCode(201).extract().path("token");
-        return new Intent(earlier.orderNo(), "req_" + suffix, token);
+        return earlier.again("req_" + suffix, token);
     }
 
     /** The payment record of {@code requestNo}, or null when there is none. */
-    PaymentRecord payment(String requestNo) {
+    public PaymentRecord payment(String requestNo) {
         Response r = call(CALL_TIMEOUT).get("/payments/" + requestNo);
         if (r.statusCode() == 404) {
             return null;
@@ -249,7 +186,7 @@ public final class PayClient {
     }
 
     /** The payment's status, or null when there is no payment record. */
-    String paymentStatus(String requestNo) {
+    public String paymentStatus(String requestNo) {
         PaymentRecord payment = payment(requestNo);
         return payment == null ? null : payment.status();
     }
@@ -260,18 +197,12 @@ public final class PayClient {
     }
 
     /**
-     * Sends the intent's charge to this instance's sandbox, as the service's channel client does: same
+     * Sends the request's charge to this instance's sandbox, as the service's channel client does: same
      * merchant, order, request number and amount. A repeat of a recorded number charges nothing and tells
      * the charge's state.
      */
-    ChannelCharge chargeAtChannel(Intent intent) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("merchant_id", merchant);
-        body.put("order_no", intent.orderNo());
-        body.put("request_no", intent.requestNo());
-        body.put("amount", AMOUNT);
-        body.put("currency", CURRENCY);
-        return channelCharge(call(CALL_TIMEOUT).body(body).post("/sandbox/charges"));
+    public ChannelCharge chargeAtChannel(PayRequest request) {
+        return channelCharge(call(CALL_TIMEOUT).body(request.charge(merchant, CURRENCY)).post("/sandbox/charges"));
     }
 
     private static ChannelCharge channelCharge(Response r) {
@@ -286,7 +217,4 @@ public final class PayClient {
                 problem ? json.getString("code") : null, json.getString("txn_id"));
     }
 
-    private static long elapsedMs(long startedNanos) {
-        return (System.nanoTime() - startedNanos) / 1_000_000;
-    }
 }

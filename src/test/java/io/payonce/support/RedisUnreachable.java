@@ -1,4 +1,4 @@
-package io.payonce;
+package io.payonce.support;
 
 import java.util.Map;
 
