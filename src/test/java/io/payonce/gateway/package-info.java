@@ -1,0 +1,4 @@
+/**
+ * The shipped nginx configuration in front of packaged instances: authentication and retries.
+ */
+package io.payonce.gateway;
