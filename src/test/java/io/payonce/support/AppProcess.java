@@ -7,11 +7,13 @@ import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The packaged application ({@code target/quarkus-app/quarkus-run.jar}) as a separate process, configured
+ * The packaged application ({@code target/quarkus-app/quarkus-run.jar}, or the native executable named by
+ * the system property {@code payonce.it.executable}, which the native build sets) as a separate process, configured
  * only by environment variables as a deployment would be. It can be stopped politely ({@link #terminate},
  * SIGTERM), killed ({@link #kill}, SIGKILL: no shutdown hook, no last write) and started again on the same
  * port with the same settings. Every start writes its own log under {@code target/it-logs}.
@@ -20,6 +22,8 @@ public final class AppProcess implements AutoCloseable {
 
     public static final Duration START_TIMEOUT = Duration.ofSeconds(60);
     private static final File JAR = new File("target/quarkus-app/quarkus-run.jar");
+    /** The native executable to run instead of the jar; unset or empty, the jar runs. */
+    private static final String EXECUTABLE = System.getProperty("payonce.it.executable", "");
     private static final File LOGS = new File("target/it-logs");
 
     private final String name;
@@ -64,13 +68,8 @@ public final class AppProcess implements AutoCloseable {
         if (process != null && process.isAlive()) {
             throw new IllegalStateException(name + " is running already");
         }
-        if (!JAR.isFile()) {
-            throw new IllegalStateException("the packaged application is missing, run package first: " + JAR.getAbsolutePath());
-        }
         LOGS.mkdirs();
-        String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
-        // C1 only: these processes live for seconds, and on a small machine start time is what counts
-        ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-jar", JAR.getPath())
+        ProcessBuilder builder = new ProcessBuilder(command())
                 .redirectErrorStream(true)
                 .redirectOutput(new File(LOGS, name + "-" + port + "-" + (++starts) + ".log"));
         builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
@@ -81,6 +80,21 @@ public final class AppProcess implements AutoCloseable {
         builder.environment().putAll(env);
         process = builder.start();
         return this;
+    }
+
+    /** How the packaged application is started: the native executable when one is named, else the jar. */
+    private static List<String> command() {
+        File application = EXECUTABLE.isEmpty() ? JAR : new File(EXECUTABLE);
+        if (!application.isFile()) {
+            throw new IllegalStateException("the packaged application is missing, run package first: "
+                    + application.getAbsolutePath());
+        }
+        if (!EXECUTABLE.isEmpty()) {
+            return List.of(application.getPath(), "-Xmx256m");
+        }
+        String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+        // C1 only: these processes live for seconds, and on a small machine start time is what counts
+        return List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-jar", JAR.getPath());
     }
 
     /** Waits until {@code /q/health/ready} answers 200, or fails the test. */
