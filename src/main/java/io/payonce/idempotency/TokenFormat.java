@@ -14,7 +14,6 @@ import java.util.Base64;
  */
 public final class TokenFormat {
 
-    private static final SecureRandom RANDOM = new SecureRandom();
     private static final String PREFIX = "tok_";
     private static final int RANDOM_BYTES = 16; // the 128 bits of secure randomness the contract asks for
     private static final int EXPIRY_BYTES = Long.BYTES;
@@ -29,10 +28,14 @@ public final class TokenFormat {
     private TokenFormat() {
     }
 
-    /** The part a MAC covers, with the merchant: fresh randomness and the expiry. */
-    static byte[] newSignedPart(Instant expiresAt) {
+    /**
+     * The part a MAC covers, with the merchant: fresh randomness and the expiry. The generator is the
+     * caller's, made when the service starts: one held here would be made while a native image is built
+     * and carry that build's seed into every process started from it.
+     */
+    static byte[] newSignedPart(SecureRandom random, Instant expiresAt) {
         byte[] signed = new byte[SIGNED_BYTES];
-        RANDOM.nextBytes(signed);
+        random.nextBytes(signed);
         ByteBuffer.wrap(signed, RANDOM_BYTES, EXPIRY_BYTES).putLong(expiresAt.toEpochMilli());
         return signed;
     }

@@ -36,6 +36,8 @@ public class TokenSigner {
     private final PayOnceConfig config;
     private final TokenRepository tokens;
     private final Database db;
+    /** The random part of every token; made with the bean, at run time (see TokenFormat#newSignedPart). */
+    private final SecureRandom random = new SecureRandom();
     /** Null until loaded; never changes once set. */
     private final AtomicReference<SecretKeySpec> key = new AtomicReference<>();
     /** Mac objects are not thread-safe; one per event-loop thread, made for the loaded key. */
@@ -61,7 +63,7 @@ public class TokenSigner {
 
     public Uni<String> sign(String merchantId, Instant expiresAt) {
         return ready().map(k -> {
-            byte[] signed = TokenFormat.newSignedPart(expiresAt);
+            byte[] signed = TokenFormat.newSignedPart(random, expiresAt);
             return TokenFormat.compose(signed, mac(merchantId, signed, 0, signed.length));
         });
     }
@@ -85,7 +87,7 @@ public class TokenSigner {
             return Uni.createFrom().item(loaded);
         }
         byte[] candidate = new byte[32];
-        new SecureRandom().nextBytes(candidate);
+        random.nextBytes(candidate);
         // the first instance to start stores its candidate; every instance then uses the stored one
         return db.bounded(tokens.signingKey(HexFormat.of().formatHex(candidate))).map(hex -> {
             key.compareAndSet(null, new SecretKeySpec(HexFormat.of().parseHex(hex), ALGORITHM));
