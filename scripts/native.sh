@@ -3,8 +3,8 @@
 # ../shared/native-toolchain (GraalVM 25's image builder from Maven Central, Debian's static JDK
 # libraries, stand-ins for the pieces GraalVM does not publish) into a cache directory unless it is
 # there already, then runs `./mvnw clean verify -Dnative` with it: the executable
-# target/payonce-<version>-runner, the unit tests (on the JVM, whatever the packaging), and the *IT tests
-# of the packaged application. `clean`, so that no JVM package of an earlier build is left in target/
+# target/payonce-<version>-runner and the *IT tests of the packaged application against it (the
+# @QuarkusTest classes, which run on the JVM whatever the packaging, are left to scripts/test.sh). `clean`, so that no JVM package of an earlier build is left in target/
 # for a test to start instead of the executable.
 #
 #   scripts/native.sh                             the toolchain if missing, then the build and every test
@@ -60,7 +60,10 @@ source scripts/java17.sh
 # libraries see every JDK module (MariaDB's JDBC driver uses jdk.net); the toolchain's stand-in driver
 # does not, and the build then fails on jdk.net.ExtendedSocketOptions. Passed here, to the builder's JVM,
 # as the missing piece of this toolchain; with GraalVM's driver it repeats what that driver does.
+# The @QuarkusTest classes run on the JVM whatever the packaging, as the README's test command runs them
+# already: skipped here, so this command is the executable and the tests of the packaged application.
 ./mvnw -B clean verify -Dnative \
   -Dquarkus.native.graalvm-home="$toolchain" \
   -Dquarkus.native.additional-build-args-append=-J--add-modules=ALL-DEFAULT \
+  -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false \
   "$@"

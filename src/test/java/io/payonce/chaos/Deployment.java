@@ -62,8 +62,10 @@ final class Deployment implements AutoCloseable {
         if (!new File(REDIS_SERVER).canExecute()) {
             return "redis-server is not installed (scripts/services.sh --test-tools installs it)";
         }
-        if (!new File("target/quarkus-app/quarkus-run.jar").isFile()) {
-            return "the packaged application is missing: ./mvnw package -DskipTests";
+        try {
+            AppProcess.packaged();
+        } catch (IllegalStateException missing) {
+            return missing.getMessage();
         }
         return null;
     }

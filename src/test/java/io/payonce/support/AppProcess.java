@@ -3,17 +3,22 @@ package io.payonce.support;
 import static io.restassured.RestAssured.given;
 
 import java.io.File;
+import java.io.FileReader;
 import java.io.IOException;
+import java.io.Reader;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The packaged application ({@code target/quarkus-app/quarkus-run.jar}, or the native executable named by
- * the system property {@code payonce.it.executable}, which the native build sets) as a separate process, configured
+ * The packaged application as a separate process: what the build made, as
+ * {@code target/quarkus-artifact.properties} names it (the way {@code @QuarkusIntegrationTest} reads it),
+ * so the jar after {@code package} and the native executable after {@code package -Dnative}. Configured
  * only by environment variables as a deployment would be. It can be stopped politely ({@link #terminate},
  * SIGTERM), killed ({@link #kill}, SIGKILL: no shutdown hook, no last write) and started again on the same
  * port with the same settings. Every start writes its own log under {@code target/it-logs}.
@@ -21,9 +26,8 @@ import java.util.concurrent.TimeUnit;
 public final class AppProcess implements AutoCloseable {
 
     public static final Duration START_TIMEOUT = Duration.ofSeconds(60);
-    private static final File JAR = new File("target/quarkus-app/quarkus-run.jar");
-    /** The native executable to run instead of the jar; unset or empty, the jar runs. */
-    private static final String EXECUTABLE = System.getProperty("payonce.it.executable", "");
+    private static final File TARGET = new File("target");
+    private static final File ARTIFACT = new File(TARGET, "quarkus-artifact.properties");
     private static final File LOGS = new File("target/it-logs");
 
     private final String name;
@@ -82,19 +86,39 @@ public final class AppProcess implements AutoCloseable {
         return this;
     }
 
-    /** How the packaged application is started: the native executable when one is named, else the jar. */
-    private static List<String> command() {
-        File application = EXECUTABLE.isEmpty() ? JAR : new File(EXECUTABLE);
-        if (!application.isFile()) {
-            throw new IllegalStateException("the packaged application is missing, run package first: "
-                    + application.getAbsolutePath());
+    /** The packaged application the build made, and whether it is the native executable. */
+    public record Packaged(File file, boolean isNative) {
+    }
+
+    /**
+     * What {@code target/quarkus-artifact.properties} names; fails naming what to run when the build made
+     * nothing runnable.
+     */
+    public static Packaged packaged() {
+        Properties artifact = new Properties();
+        try (Reader in = new FileReader(ARTIFACT, StandardCharsets.UTF_8)) {
+            artifact.load(in);
+        } catch (IOException missing) {
+            throw new IllegalStateException("the packaged application is missing (no " + ARTIFACT.getPath()
+                    + "): run ./mvnw package first", missing);
         }
-        if (!EXECUTABLE.isEmpty()) {
-            return List.of(application.getPath(), "-Xmx256m");
+        File file = new File(TARGET, artifact.getProperty("path", ""));
+        if (!file.isFile()) {
+            throw new IllegalStateException("the packaged application is missing: " + file.getAbsolutePath());
+        }
+        return new Packaged(file, "native".equals(artifact.getProperty("type")));
+    }
+
+    /** How the packaged application is started. */
+    private static List<String> command() {
+        Packaged app = packaged();
+        if (app.isNative()) {
+            // the executable's own heap bound; it takes no JIT options
+            return List.of(app.file().getPath(), "-Xmx256m");
         }
         String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
         // C1 only: these processes live for seconds, and on a small machine start time is what counts
-        return List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-jar", JAR.getPath());
+        return List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-jar", app.file().getPath());
     }
 
     /** Waits until {@code /q/health/ready} answers 200, or fails the test. */
