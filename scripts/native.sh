@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The native executable, built and tested (issue 24). Assembles the native-image toolchain of
+# The native executable, built and tested. Assembles the native-image toolchain of
 # ../shared/native-toolchain (GraalVM 25's image builder from Maven Central, Debian's static JDK
 # libraries, stand-ins for the pieces GraalVM does not publish) into a cache directory unless it is
 # there already, then runs `./mvnw clean verify -Dnative` with it: the executable
 # target/payonce-<version>-runner and the *IT tests of the packaged application against it (the
-# @QuarkusTest classes, which run on the JVM whatever the packaging, are left to scripts/test.sh). `clean`, so that no JVM package of an earlier build is left in target/
-# for a test to start instead of the executable.
+# @QuarkusTest classes, which run on the JVM whatever the packaging, are left to scripts/test.sh).
+# `clean`, so that no JVM package of an earlier build is left in target/ for a test to start instead.
 #
 #   scripts/native.sh                             the toolchain if missing, then the build and every test
 #   scripts/native.sh -Dit.test=MultiInstanceIT   further arguments go to Maven
