@@ -226,8 +226,8 @@ public final class Bench {
             }
             String opts = setting("app.native.opts", "");
             return setting("app.executable", "?") + (opts.isBlank()
-                    ? ", no runtime options (SubstrateVM sizes the heap from the machine's memory)" : " " + opts)
-                    + "; no JVM, so JAVA_OPTS do not apply";
+                    ? " with no runtime options, so SubstrateVM sizes the heap from the machine's memory" : " " + opts)
+                    + " (JAVA_OPTS are the JVM's and do not apply)";
         }
 
         /** Start-up and memory of the application: start-up from the script, the end from /proc now. */
