@@ -1,5 +1,6 @@
 package io.payonce.bench;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -23,8 +24,10 @@ import io.vertx.redis.client.RedisAPI;
 import io.vertx.redis.client.Response;
 
 /**
- * The benchmark's driver: measures the machine's limits, runs the payment scenarios against the packaged
- * application that scripts/bench.sh started, and writes report.txt, summary.jsonl and latency.svg.
+ * The benchmark's driver: measures the machine's limits, runs the payment scenarios against the application
+ * that scripts/bench.sh started, and writes report.txt, summary.jsonl and latency.svg. The script runs it once
+ * per pass: against the packaged JVM application, then (with {@code bench.runtime=native}) against the native
+ * executable, whose pass writes report-native.txt and latency-native.svg and adds its lines to summary.jsonl.
  *
  * <p>All load comes from one Vert.x event loop, so the driver takes as little of the two cores as it can
  * and needs no locking; the main thread only sequences the phases and waits. Settings are system
@@ -97,7 +100,12 @@ public final class Bench {
         private final double scale = Double.parseDouble(setting("scale", "1"));
         private final List<String> only = List.of(setting("only", "limits,unique,replay,storm,wait").split(","));
         private final String runId = Long.toString(System.currentTimeMillis(), 36);
-        private final Report report = new Report();
+        /** {@code jvm} (the packaged application) or {@code native} (the native executable). */
+        private final String runtime = setting("runtime", "jvm");
+        private final boolean nativePass = runtime.equals("native");
+        private final Report report = new Report(runtime, nativePass
+                ? "PayOnce benchmark report: the native executable (scripts/bench.sh with BENCH_NATIVE)"
+                : "PayOnce benchmark report (scripts/bench.sh)");
 
         Run(Vertx vertx) {
             this.vertx = vertx;
@@ -133,11 +141,15 @@ public final class Bench {
                         + " other clients changed %d rows in other schemas meanwhile", idle.rwCommits() / 3.0,
                         idle.foreignRowsChanged()));
 
-                Limits limits = only.contains("limits") ? measureLimits(db, redisUrl, cpu) : Limits.NONE;
+                Limits limits = only.contains("limits") ? measureLimits(db, redisUrl, cpu) : earlierLimits();
                 Scenarios scenarios = new Scenarios(vertx, context, port, db, cpu, runId);
                 // right before the scenarios, so that the application's JIT has settled when they start
                 attempt("warm-up", () -> report.note(scenarios.warmUp(number("warmup.min.ms", 15000),
                         number("warmup.max.ms", 120000), number("warmup.jit.pct", 10), number("warmup.replays.ms", 5000))));
+                if (nativePass) {
+                    report.note("native executable: compiled ahead of time, it has no JIT compiler threads, so its"
+                            + " warm-up (the same as the JVM's) ends at its minimum; it still fills the pools and caches");
+                }
                 if (only.contains("unique")) {
                     unique(scenarios, limits, 0, 16, n(3000));
                     unique(scenarios, limits, 0, 256, n(3000));
@@ -172,11 +184,13 @@ public final class Bench {
                     Instant.now().getEpochSecond() - began.getEpochSecond()));
 
             Path out = Path.of(setting("out", "src/bench"));
-            report.write(out, LatencyPlot.svg("PayOnce latency by percentile (" + Instant.now().truncatedTo(ChronoUnit.SECONDS)
+            String suffix = nativePass ? "-native" : "";
+            report.write(out, suffix, nativePass, LatencyPlot.svg("PayOnce latency by percentile"
+                    + (nativePass ? ", native executable (" : " (") + Instant.now().truncatedTo(ChronoUnit.SECONDS)
                     + ", commit " + setting("commit", "unknown") + ")", series()));
             System.out.print(report.text());
-            System.out.println("\nwritten: " + out.resolve("report.txt") + ", " + out.resolve("summary.jsonl") + ", "
-                    + out.resolve("latency.svg"));
+            System.out.println("\nwritten: " + out.resolve("report" + suffix + ".txt") + ", " + out.resolve("summary.jsonl")
+                    + (nativePass ? " (lines added)" : "") + ", " + out.resolve("latency" + suffix + ".svg"));
             return report.failed() ? 2 : 0;
         }
 
@@ -186,21 +200,34 @@ public final class Bench {
             String mariadb = await(db.describeServer());
             String redis = infoField(redisInfo, "redis_version", "unknown");
             report.header("machine   " + machine);
-            report.header("java      " + Machine.java() + " (application and driver)");
+            report.header(nativePass ? "java      " + Machine.java() + " (driver); the application: "
+                    + setting("app.vm", "unknown") + " native image" : "java      " + Machine.java() + " (application and driver)");
             report.header("mariadb   " + mariadb);
             report.header("redis     " + redis);
             report.header("date      " + began.truncatedTo(ChronoUnit.SECONDS) + ", commit " + setting("commit", "unknown")
                     + ", load average at start " + Machine.loadAverage());
-            report.header("app       java " + quoted(setting("app.java.opts", "")) + " -jar target/quarkus-app/quarkus-run.jar"
-                    + " (JAVA_OPTS from scripts/java17.sh), port " + port + ", database " + db.schema()
-                    + ", sandbox channel");
+            report.header("app       " + appCommand() + ", port " + port + ", database " + db.schema()
+                    + " (created empty for this pass), sandbox channel");
             report.header("driver    one Vert.x event loop; WebClient pool = C connections, keep-alive, no pipelining;"
                     + " closed loop (next request when one answers)");
             report.fact(new JsonObject().put("scenario", "machine").put("nproc", Machine.cores())
                     .put("cpu", Machine.cpuModel()).put("memory", Machine.memory()).put("os", Machine.os())
-                    .put("java", Machine.java()).put("mariadb", mariadb).put("redis", redis)
+                    .put("java", Machine.java()).put("app_vm", nativePass ? setting("app.vm", "unknown") : Machine.java())
+                    .put("mariadb", mariadb).put("redis", redis)
                     .put("date", began.truncatedTo(ChronoUnit.SECONDS).toString()).put("commit", setting("commit", "unknown"))
                     .put("loadavg", Machine.loadAverage()).put("before_start", setting("quiet", "")));
+        }
+
+        /** How scripts/bench.sh started the application in this pass. */
+        private String appCommand() {
+            if (!nativePass) {
+                return "java " + quoted(setting("app.java.opts", "")) + " -jar target/quarkus-app/quarkus-run.jar"
+                        + " (JAVA_OPTS from scripts/java17.sh)";
+            }
+            String opts = setting("app.native.opts", "");
+            return setting("app.executable", "?") + (opts.isBlank()
+                    ? " with no runtime options, so SubstrateVM sizes the heap from the machine's memory" : " " + opts)
+                    + " (JAVA_OPTS are the JVM's and do not apply)";
         }
 
         /** Start-up and memory of the application: start-up from the script, the end from /proc now. */
@@ -214,8 +241,13 @@ public final class Bench {
                     + " (Quarkus: started in %ss)", startupMs, startedIn));
             report.header(String.format(Locale.ROOT, "memory    RSS idle %.0f MiB (after start-up and a 3 s settle),"
                     + " at the end %.0f MiB, peak %.0f MiB", idleKib / 1024.0, endKib / 1024.0, peakKib / 1024.0));
-            report.fact(new JsonObject().put("scenario", "app").put("java_opts", setting("app.java.opts", ""))
-                    .put("startup_ms", startupMs).put("quarkus_started_s", startedIn)
+            JsonObject app = new JsonObject().put("scenario", "app");
+            if (nativePass) {
+                app.put("executable", setting("app.executable", "?")).put("native_opts", setting("app.native.opts", ""));
+            } else {
+                app.put("java_opts", setting("app.java.opts", ""));
+            }
+            report.fact(app.put("startup_ms", startupMs).put("quarkus_started_s", startedIn)
                     .put("idle_rss_mib", Result.round(idleKib / 1024.0, 1))
                     .put("end_rss_mib", Result.round(endKib / 1024.0, 1))
                     .put("peak_rss_mib", Result.round(peakKib / 1024.0, 1)));
@@ -234,6 +266,43 @@ public final class Bench {
             double db(int concurrency) {
                 return concurrency == 16 ? db16 : concurrency == 256 ? db256 : Double.NaN;
             }
+        }
+
+        /**
+         * A pass that does not measure the limits (the native pass: they are the machine's, not the application's)
+         * takes them from the lines an earlier pass of the same run wrote to {@code bench.limits.from}, if any.
+         */
+        private Limits earlierLimits() {
+            String from = setting("limits.from", "");
+            if (from.isEmpty() || !Files.isReadable(Path.of(from))) {
+                return Limits.NONE;
+            }
+            double[] figures = { Double.NaN, Double.NaN, Double.NaN };
+            try {
+                for (String line : Files.readAllLines(Path.of(from))) {
+                    JsonObject j = new JsonObject(line);
+                    int c = j.getInteger("c", 0);
+                    switch (j.getString("scenario", "") + " " + c) {
+                        case "limit_redis 16" -> figures[0] = j.getDouble("tput");
+                        case "limit_db 16" -> figures[1] = j.getDouble("tput");
+                        case "limit_db 256" -> figures[2] = j.getDouble("tput");
+                        default -> {
+                            // not a limit
+                        }
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                report.note("limits of the machine: could not be read from " + from + ": " + e.getMessage());
+                return Limits.NONE;
+            }
+            if (Double.isNaN(figures[0]) && Double.isNaN(figures[1]) && Double.isNaN(figures[2])) {
+                report.note("limits of the machine: not measured in this run (BENCH_ONLY), so no bounds");
+                return Limits.NONE;
+            }
+            report.note(String.format(Locale.ROOT, "limits of the machine: not measured again in this pass; the bounds"
+                    + " are those the JVM pass of this run measured (%s): Redis %.0f/s, DB %.0f/s at C=16 and %.0f/s"
+                    + " at C=256", from, figures[0], figures[1], figures[2]));
+            return new Limits(figures[0], figures[1], figures[2]);
         }
 
         private Limits measureLimits(Database db, String redisUrl, CpuMeter cpu) {

@@ -1,8 +1,11 @@
 package io.payonce.bench;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -10,8 +13,9 @@ import java.util.Locale;
 import io.vertx.core.json.JsonObject;
 
 /**
- * The plain-text report: machine, application, limits, the scenario table, correctness checks, targets
- * (informative: a miss never fails the run) and one BENCH line per scenario, which summary.jsonl repeats.
+ * The plain-text report of one pass (the JVM application, or the native executable): machine, application,
+ * limits, the scenario table, correctness checks, targets (informative: a miss never fails the run) and one
+ * BENCH line per scenario, tagged with the pass's runtime, which summary.jsonl repeats.
  */
 final class Report {
 
@@ -26,6 +30,14 @@ final class Report {
     private final List<Target> targets = new ArrayList<>();
     private final List<String> errors = new ArrayList<>();
     private final List<JsonObject> facts = new ArrayList<>();
+    private final String runtime;
+    private final String title;
+
+    /** {@code runtime} tags every BENCH line ({@code jvm}, {@code native}); {@code title} heads the text. */
+    Report(String runtime, String title) {
+        this.runtime = runtime;
+        this.title = title;
+    }
 
     void header(String line) {
         header.add(line);
@@ -70,13 +82,17 @@ final class Report {
 
     String text() {
         StringBuilder out = new StringBuilder();
-        out.append("PayOnce benchmark report (scripts/bench.sh)\n\n");
+        out.append(title).append("\n\n");
         header.forEach(line -> out.append(line).append('\n'));
 
         out.append("\nLimits of this machine (same run; the application's reactive clients, pool sizes and"
                 + " prepared-statement caching)\n");
-        out.append(String.format(Locale.ROOT, "  %-44s %5s %10s %8s %8s %8s %8s   %s%n", "limit", "C", "ops/s",
-                "p50 ms", "p90 ms", "p99 ms", "max ms", "cpu% app(sys jit) db redis drv other  all"));
+        if (limits.isEmpty()) {
+            out.append("  (not measured in this pass; see the notes)\n");
+        } else {
+            out.append(String.format(Locale.ROOT, "  %-44s %5s %10s %8s %8s %8s %8s   %s%n", "limit", "C", "ops/s",
+                    "p50 ms", "p90 ms", "p99 ms", "max ms", "cpu% app(sys jit) db redis drv other  all"));
+        }
         for (Result r : limits) {
             out.append(String.format(Locale.ROOT, "  %-44s %5s %10.0f %8.2f %8.2f %8.2f %8.2f   %s%n", r.label(),
                     (int) r.number("c"), r.number("tput"), r.number("p50_ms"), r.number("p90_ms"), r.number("p99_ms"),
@@ -129,10 +145,15 @@ final class Report {
 
     List<String> jsonLines() {
         List<String> lines = new ArrayList<>();
-        facts.forEach(f -> lines.add(f.encode()));
-        limits.forEach(r -> lines.add(withCpu(r).encode()));
-        scenarios.forEach(r -> lines.add(withCpu(r).encode()));
+        facts.forEach(f -> lines.add(tagged(f)));
+        limits.forEach(r -> lines.add(tagged(withCpu(r))));
+        scenarios.forEach(r -> lines.add(tagged(withCpu(r))));
         return lines;
+    }
+
+    /** The line with the pass's runtime first, so that the JVM's and the native pass's lines tell apart. */
+    private String tagged(JsonObject line) {
+        return new JsonObject().put("runtime", runtime).mergeIn(line).encode();
     }
 
     private static JsonObject withCpu(Result r) {
@@ -147,10 +168,15 @@ final class Report {
         return line;
     }
 
-    void write(Path dir, String svg) throws IOException {
+    /**
+     * Writes report{suffix}.txt and latency{suffix}.svg, and summary.jsonl: anew, or with {@code append}
+     * after the lines an earlier pass of the same run wrote there.
+     */
+    void write(Path dir, String suffix, boolean append, String svg) throws IOException {
         Files.createDirectories(dir);
-        Files.writeString(dir.resolve("report.txt"), text());
-        Files.writeString(dir.resolve("summary.jsonl"), String.join("\n", jsonLines()) + "\n");
-        Files.writeString(dir.resolve("latency.svg"), svg);
+        Files.writeString(dir.resolve("report" + suffix + ".txt"), text());
+        Files.writeString(dir.resolve("summary.jsonl"), String.join("\n", jsonLines()) + "\n", StandardCharsets.UTF_8,
+                append ? new OpenOption[] { StandardOpenOption.CREATE, StandardOpenOption.APPEND } : new OpenOption[0]);
+        Files.writeString(dir.resolve("latency" + suffix + ".svg"), svg);
     }
 }
