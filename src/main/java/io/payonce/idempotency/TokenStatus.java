@@ -23,8 +23,4 @@ public enum TokenStatus {
             // released by its owner after a transient failure, or by the reaper once its owner died
             IN_PROGRESS, Set.of(COMPLETED, AVAILABLE),
             COMPLETED, Set.of()));
-
-    public boolean canMoveTo(TokenStatus next) {
-        return MACHINE.allows(this, next);
-    }
 }

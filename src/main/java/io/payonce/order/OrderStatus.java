@@ -17,8 +17,4 @@ public enum OrderStatus {
             PAYING, Set.of(PAID, PENDING),
             // an order never moves backwards from PAID
             PAID, Set.of()));
-
-    public boolean canMoveTo(OrderStatus next) {
-        return MACHINE.allows(this, next);
-    }
 }

@@ -19,8 +19,4 @@ public enum PaymentStatus {
             PROCESSING, Set.of(SUCCEEDED, FAILED),
             SUCCEEDED, Set.of(),
             FAILED, Set.of()));
-
-    public boolean canMoveTo(PaymentStatus next) {
-        return MACHINE.allows(this, next);
-    }
 }

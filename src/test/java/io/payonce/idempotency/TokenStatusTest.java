@@ -30,13 +30,13 @@ class TokenStatusTest {
     @Test
     void completedToken_keepsItsAnswerForever() {
         assertTrue(MACHINE.isFinal(COMPLETED));
-        assertFalse(COMPLETED.canMoveTo(AVAILABLE));
-        assertFalse(COMPLETED.canMoveTo(IN_PROGRESS));
+        assertFalse(MACHINE.allows(COMPLETED, AVAILABLE));
+        assertFalse(MACHINE.allows(COMPLETED, IN_PROGRESS));
     }
 
     @Test
     void tokenIsCompleted_onlyByItsOwnerInProgress() {
-        assertTrue(IN_PROGRESS.canMoveTo(COMPLETED));
-        assertFalse(AVAILABLE.canMoveTo(COMPLETED));
+        assertTrue(MACHINE.allows(IN_PROGRESS, COMPLETED));
+        assertFalse(MACHINE.allows(AVAILABLE, COMPLETED));
     }
 }

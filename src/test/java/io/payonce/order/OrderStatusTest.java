@@ -30,13 +30,13 @@ class OrderStatusTest {
     @Test
     void paidOrder_neverMovesAgain() {
         assertTrue(MACHINE.isFinal(PAID));
-        assertFalse(PAID.canMoveTo(PENDING));
-        assertFalse(PAID.canMoveTo(PAYING));
+        assertFalse(MACHINE.allows(PAID, PENDING));
+        assertFalse(MACHINE.allows(PAID, PAYING));
     }
 
     @Test
     void orderOnlyBecomesPaid_whilePaying() {
-        assertTrue(PAYING.canMoveTo(PAID));
-        assertFalse(PENDING.canMoveTo(PAID));
+        assertTrue(MACHINE.allows(PAYING, PAID));
+        assertFalse(MACHINE.allows(PENDING, PAID));
     }
 }

@@ -31,7 +31,7 @@ class PaymentStatusTest {
     void settledPayment_neverMovesAgain() {
         assertTrue(MACHINE.isFinal(SUCCEEDED));
         assertTrue(MACHINE.isFinal(FAILED));
-        assertFalse(SUCCEEDED.canMoveTo(FAILED));
-        assertFalse(FAILED.canMoveTo(SUCCEEDED));
+        assertFalse(MACHINE.allows(SUCCEEDED, FAILED));
+        assertFalse(MACHINE.allows(FAILED, SUCCEEDED));
     }
 }
