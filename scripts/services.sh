@@ -154,15 +154,20 @@ check_services() {
 
 ensure_services() { ensure_mariadb; ensure_redis; }
 
-# Binaries the fault and gateway tests start themselves on free ports: a throwaway redis-server
-# and nginx (the deployment example); and libfaketime, which a clock-skew test preloads into an
-# instance to set its clock apart. Installed, never started here.
+# Binaries the fault, gateway and cluster tests start themselves on free ports: a throwaway
+# redis-server (also six of them as a Redis Cluster, with redis-cli to form it), nginx (the
+# deployment example), Galera (galera-4 beside mariadbd, and rsync for its state transfer); and
+# libfaketime, which a clock-skew test preloads into an instance to set its clock apart.
+# Installed, never started here.
 FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 ensure_test_tools() {
   _find_bin redis-server >/dev/null || _apt_install redis-server
   [[ -x /usr/sbin/nginx ]] || _apt_install nginx
   [[ -f $FAKETIME_LIB ]] || _apt_install faketime
-  echo "Test tools: redis-server, nginx and libfaketime present"
+  [[ -f /usr/lib/galera/libgalera_smm.so ]] || _apt_install galera-4
+  command -v rsync >/dev/null || _apt_install rsync
+  command -v redis-cli >/dev/null || _apt_install redis-tools
+  echo "Test tools: redis-server, redis-cli, nginx, libfaketime, galera-4 and rsync present"
 }
 
 # Run only when executed, not when sourced.
