@@ -8,7 +8,10 @@ public final class MysqlErrors {
     /** ER_DUP_ENTRY: a unique index refused a second row. */
     private static final int DUPLICATE_ENTRY = 1062;
 
-    /** ER_LOCK_DEADLOCK: InnoDB rolled this transaction back to break a deadlock. */
+    /**
+     * ER_LOCK_DEADLOCK: InnoDB rolled this transaction back to break a deadlock, or Galera did because a
+     * transaction committed on another node first wrote the same rows.
+     */
     private static final int DEADLOCK = 1213;
 
     private MysqlErrors() {
@@ -19,7 +22,7 @@ public final class MysqlErrors {
         return failure instanceof MySQLException e && e.getErrorCode() == DUPLICATE_ENTRY;
     }
 
-    /** True when InnoDB chose this transaction as a deadlock victim: it was rolled back whole. */
+    /** True when the server rolled this transaction back whole: a deadlock victim, or a Galera conflict. */
     public static boolean isDeadlock(Throwable failure) {
         return failure instanceof MySQLException e && e.getErrorCode() == DEADLOCK;
     }

@@ -155,8 +155,6 @@ public class PaymentExecutor {
                         orders.find(tx, cmd.merchantId(), cmd.orderNo()))
                 .with((claimed, order) -> order)
                 .flatMap(order -> openWith(tx, cmd, order)))
-                // a deadlock victim was rolled back whole, so it can simply run again
-                .onFailure(MysqlErrors::isDeadlock).retry().atMost(2)
                 .onFailure(Stop.class).recoverWithItem(stop -> new Step.Refused(((Stop) stop).outcome))
                 .onFailure(MysqlErrors::isDuplicateKey)
                 .recoverWithUni(dup -> requestNoTaken(cmd).map(outcome -> (Step) new Step.Refused(outcome)))

@@ -8,7 +8,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.channel.ChargeResult;
 import io.payonce.database.Database;
-import io.payonce.database.MysqlErrors;
 import io.payonce.database.UtcTime;
 import io.payonce.idempotency.StoredResponse;
 import io.payonce.idempotency.TokenRepository;
@@ -84,8 +83,6 @@ public class Settlement {
         return read.flatMap(current -> db.bounded(payments.settle(target.paymentId(),
                         paid ? PaymentStatus.SUCCEEDED : PaymentStatus.FAILED, failure, txnId, current,
                         paid ? OrderStatus.PAID : OrderStatus.PENDING, target.token(), response, UtcTime.now())))
-                // a deadlock with a reconciler's claim rolls the statement back whole: it can simply run again
-                .onFailure(MysqlErrors::isDeadlock).retry().atMost(2)
                 .flatMap(changed -> changed ? Uni.createFrom().item(new Settled(response, true))
                         : settledBefore(target, word));
     }
