@@ -1,0 +1,430 @@
+package io.payonce.support;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * A three-node MariaDB Galera cluster of the test's own on loopback, never the shared server: each node a
+ * {@code mariadbd} with its own data directory under {@code target/galera/<name>/node<i>}, its own ports
+ * for SQL, group communication (gcomm), incremental (IST) and full state transfer (SST, by rsync), and
+ * its log under {@code target/it-logs}. Node 1 bootstraps the cluster, nodes 2 and 3 join it by SST;
+ * {@link #start} returns once all three are {@code Synced} in a cluster of three, with the database
+ * {@link #DATABASE} created. A node can be killed ({@code kill -9}) and started again, as a supervisor
+ * would: its position recovered from InnoDB first ({@code --wsrep-recover}), so it catches up by IST.
+ *
+ * <p>Nodes are numbered 1 to 3. Reads through {@link #count} and {@link #value} are causal
+ * ({@code wsrep_sync_wait}): they see every transaction the cluster committed before they were sent,
+ * whichever node committed it.
+ */
+public final class GaleraCluster implements AutoCloseable {
+
+    public static final int NODES = 3;
+    public static final String DATABASE = "payonce";
+
+    private static final String MARIADBD = "/usr/sbin/mariadbd";
+    private static final String INSTALL_DB = "/usr/bin/mariadb-install-db";
+    private static final String PROVIDER = "/usr/lib/galera/libgalera_smm.so";
+    private static final String RSYNC = "/usr/bin/rsync";
+    private static final File LOGS = new File("target/it-logs");
+    /** Bootstrap is under a second; a join by SST a few, longer on a machine busy with other builds. */
+    private static final Duration SYNC_BOUND = Duration.ofSeconds(90);
+    private static final Duration INSTALL_BOUND = Duration.ofSeconds(60);
+    private static final Pattern RECOVERED = Pattern.compile("WSREP: Recovered position: *(\\S+:-?\\d+)");
+
+    private final String name;
+    private final File base;
+    private final List<Node> nodes = new ArrayList<>();
+    private final Thread killAll = new Thread(this::killEveryNode, "galera-kill-all");
+
+    private static final class Node {
+        final int index;
+        final int sqlPort;
+        final int gcommPort;
+        final int istPort;
+        final int sstPort;
+        final File dir;
+        Process process;
+        int starts;
+
+        Node(int index, File dir) throws IOException {
+            this.index = index;
+            this.dir = dir;
+            this.sqlPort = freePort();
+            this.gcommPort = freePort();
+            this.istPort = freePort();
+            this.sstPort = freePort();
+        }
+
+        File config() {
+            return new File(dir, "my.cnf");
+        }
+
+        File data() {
+            return new File(dir, "data");
+        }
+
+        String label() {
+            return "node " + index + " (SQL port " + sqlPort + ")";
+        }
+    }
+
+    private GaleraCluster(String name) {
+        this.name = name;
+        this.base = new File("target/galera/" + name);
+    }
+
+    /** A cluster whose directories and logs are named after {@code name}; not started yet. */
+    public static GaleraCluster named(String name) {
+        return new GaleraCluster(name);
+    }
+
+    /** What this machine lacks to run a cluster, or null (scripts/services.sh --test-tools installs it all). */
+    public static String missingTools() {
+        for (String tool : List.of(MARIADBD, INSTALL_DB, PROVIDER, RSYNC, "/usr/bin/wsrep_sst_rsync")) {
+            if (!new File(tool).exists()) {
+                return tool + " is missing (scripts/services.sh --test-tools installs galera-4 and rsync)";
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Makes three fresh data directories, bootstraps node 1, starts nodes 2 and 3 together, and waits until
+     * each is Synced in a cluster of three; then creates {@link #DATABASE}. Answers how long that took.
+     */
+    public Duration start() throws IOException, InterruptedException, SQLException {
+        long started = System.nanoTime();
+        Runtime.getRuntime().addShutdownHook(killAll);
+        deleteRecursively(base.toPath());
+        LOGS.mkdirs();
+        for (int i = 1; i <= NODES; i++) {
+            nodes.add(new Node(i, new File(base, "node" + i)));
+        }
+        for (Node node : nodes) {
+            install(node);
+        }
+        launch(node(1), List.of("--wsrep-new-cluster"));
+        awaitSynced(node(1), 1);
+        // the joiners are given their state one after the other by node 1; started together, they queue for it
+        launch(node(2), List.of());
+        launch(node(3), List.of());
+        for (Node node : nodes) {
+            awaitSynced(node, NODES);
+        }
+        try (Connection c = connect(1, ""); Statement s = c.createStatement()) {
+            // replicated in total order: every node creates it before it applies anything written after it
+            s.execute("CREATE DATABASE " + DATABASE);
+        }
+        return Duration.ofNanos(System.nanoTime() - started);
+    }
+
+    public int port(int node) {
+        return node(node).sqlPort;
+    }
+
+    /** The URL of {@code QUARKUS_DATASOURCE_REACTIVE_URL} for an instance on {@code node}. */
+    public String reactiveUrl(int node) {
+        return "mysql://127.0.0.1:" + port(node) + "/" + DATABASE;
+    }
+
+    /** The URL of {@code QUARKUS_DATASOURCE_JDBC_URL} (Flyway) for an instance on {@code node}. */
+    public String jdbcUrl(int node) {
+        return "jdbc:mariadb://127.0.0.1:" + port(node) + "/" + DATABASE;
+    }
+
+    public boolean isRunning(int node) {
+        Process process = node(node).process;
+        return process != null && process.isAlive();
+    }
+
+    /**
+     * SIGKILL of the node's {@code mariadbd}: no shutdown, its clients' connections reset. The others go on
+     * without it once group communication has declared it gone (up to {@code evs.suspect_timeout}, 5 s).
+     */
+    public void kill(int node) throws InterruptedException {
+        Node n = node(node);
+        if (n.process == null || !n.process.isAlive()) {
+            return;
+        }
+        // an SST or IST under way has helpers (wsrep_sst_rsync, rsync) that would outlive it
+        List<ProcessHandle> helpers = n.process.descendants().toList();
+        n.process.destroyForcibly();
+        helpers.forEach(ProcessHandle::destroyForcibly);
+        if (!n.process.waitFor(10, TimeUnit.SECONDS)) {
+            throw new AssertionError(n.label() + " survived SIGKILL");
+        }
+    }
+
+    /**
+     * Starts a node that was killed, as a supervisor does: recovers its last committed position from InnoDB,
+     * then rejoins with it, so the cluster sends only what it missed (IST; a full SST when the donor's cache
+     * no longer holds that). Returns once it is Synced in a cluster of three; answers how long that took.
+     */
+    public Duration restart(int node) throws IOException, InterruptedException {
+        Node n = node(node);
+        if (n.process != null && n.process.isAlive()) {
+            throw new IllegalStateException(n.label() + " is running");
+        }
+        long started = System.nanoTime();
+        String position = recoverPosition(n);
+        launch(n, position == null ? List.of() : List.of("--wsrep-start-position=" + position));
+        awaitSynced(n, NODES);
+        return Duration.ofNanos(System.nanoTime() - started);
+    }
+
+    /** Waits until every node runs Synced in a cluster of three, starting again any that is not running. */
+    public void awaitAllSynced() throws IOException, InterruptedException {
+        for (Node n : nodes) {
+            if (!isRunning(n.index)) {
+                restart(n.index);
+            }
+        }
+        for (Node n : nodes) {
+            awaitSynced(n, NODES);
+        }
+    }
+
+    /** A global status variable of the node, such as {@code wsrep_local_state_comment}; null when it has none. */
+    public String status(int node, String variable) throws SQLException {
+        try (Connection c = connect(node, "");
+                PreparedStatement s = c.prepareStatement(
+                        "SELECT variable_value FROM information_schema.global_status WHERE variable_name = ?")) {
+            s.setQueryTimeout(5);
+            s.setString(1, variable);
+            try (ResultSet rows = s.executeQuery()) {
+                return rows.next() ? rows.getString(1) : null;
+            }
+        }
+    }
+
+    /** A numeric global status counter of the node, such as {@code wsrep_local_cert_failures}. */
+    public long counter(int node, String variable) {
+        try {
+            String value = status(node, variable);
+            return value == null ? 0 : Long.parseLong(value);
+        } catch (SQLException e) {
+            throw new AssertionError("reading " + variable + " on " + node(node).label() + " failed: " + e, e);
+        }
+    }
+
+    /** The number a {@code SELECT COUNT(*) ...} in {@link #DATABASE} answers on {@code node}, read causally. */
+    public long count(int node, String sql, Object... args) {
+        String value = value(node, sql, args);
+        return value == null ? 0 : Long.parseLong(value);
+    }
+
+    /** The first column of the first row of {@code sql} in {@link #DATABASE} on {@code node}, read causally; null when no row. */
+    public String value(int node, String sql, Object... args) {
+        try (Connection c = connect(node, DATABASE)) {
+            try (Statement s = c.createStatement()) {
+                // wait until this node has applied every write set the cluster had ordered when the read was sent
+                s.execute("SET SESSION wsrep_sync_wait = 1");
+            }
+            try (PreparedStatement s = c.prepareStatement(sql)) {
+                s.setQueryTimeout(10);
+                for (int i = 0; i < args.length; i++) {
+                    s.setObject(i + 1, args[i]);
+                }
+                try (ResultSet rows = s.executeQuery()) {
+                    return rows.next() ? rows.getString(1) : null;
+                }
+            }
+        } catch (SQLException e) {
+            throw new AssertionError("reading " + node(node).label() + " failed: " + e, e);
+        }
+    }
+
+    /** Kills every node; the data directories and logs stay for a look after a failure. */
+    @Override
+    public void close() {
+        killEveryNode();
+        try {
+            Runtime.getRuntime().removeShutdownHook(killAll);
+        } catch (IllegalStateException | IllegalArgumentException exitingOrNeverAdded) {
+            // the hook runs, or was never added
+        }
+    }
+
+    private void killEveryNode() {
+        for (Node n : nodes) {
+            if (n.process != null) {
+                n.process.descendants().forEach(ProcessHandle::destroyForcibly);
+                n.process.destroyForcibly();
+            }
+        }
+        for (Node n : nodes) {
+            if (n.process != null) {
+                try {
+                    n.process.waitFor(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    private Node node(int index) {
+        if (index < 1 || index > nodes.size()) {
+            throw new IllegalArgumentException("no node " + index + " (nodes are 1 to " + NODES + ")");
+        }
+        return nodes.get(index - 1);
+    }
+
+    /** The node's configuration file and a fresh, empty data directory that its own user owns. */
+    private void install(Node node) throws IOException, InterruptedException {
+        Files.createDirectories(node.dir.toPath());
+        Files.writeString(node.config().toPath(), config(node), StandardCharsets.UTF_8);
+        File log = new File(LOGS, "galera-" + name + "-node" + node.index + "-install.log");
+        // without the node's options: the bootstrap it runs must not load the provider
+        Process install = new ProcessBuilder(INSTALL_DB, "--no-defaults", "--datadir=" + node.data().getAbsolutePath(),
+                "--user=" + serverUser(), "--auth-root-authentication-method=normal", "--skip-test-db")
+                .redirectErrorStream(true).redirectOutput(log).start();
+        if (!install.waitFor(INSTALL_BOUND.toSeconds(), TimeUnit.SECONDS) || install.exitValue() != 0) {
+            install.destroyForcibly();
+            throw new AssertionError("mariadb-install-db failed for " + node.label() + "; see " + log);
+        }
+        chown(node.dir);
+    }
+
+    /**
+     * The node's options. Run as root, the server switches to {@code mysql}: the rsync daemon that receives
+     * an SST drops root for {@code nobody}, which could not write a root-owned data directory.
+     */
+    private String config(Node node) {
+        String peers = String.join(",", nodes.stream().map(n -> "127.0.0.1:" + n.gcommPort).toList());
+        String dir = node.dir.getAbsolutePath();
+        return String.join("\n",
+                "[mariadbd]",
+                "user=" + serverUser(),
+                "datadir=" + node.data().getAbsolutePath(),
+                "socket=" + dir + "/mariadbd.sock",
+                "pid-file=" + dir + "/mariadbd.pid",
+                "port=" + node.sqlPort,
+                "bind-address=127.0.0.1",
+                "skip-name-resolve",
+                // small: the machine runs the service, its tests and other builds beside three servers
+                "innodb_buffer_pool_size=32M",
+                "innodb_log_file_size=16M",
+                // a node dies by SIGKILL here, never with its machine: a commit written to the OS survives that
+                "innodb_flush_log_at_trx_commit=2",
+                "max_connections=200",
+                // what Galera requires: row-based write sets, InnoDB only, no table-level auto-increment lock
+                "binlog_format=ROW",
+                "default_storage_engine=InnoDB",
+                "innodb_autoinc_lock_mode=2",
+                "wsrep_on=ON",
+                "wsrep_provider=" + PROVIDER,
+                "wsrep_cluster_name=payonce_" + name,
+                "wsrep_cluster_address=gcomm://" + peers,
+                "wsrep_node_name=node" + node.index,
+                "wsrep_node_address=127.0.0.1:" + node.gcommPort,
+                "wsrep_node_incoming_address=127.0.0.1:" + node.sqlPort,
+                "wsrep_provider_options=\"gmcast.listen_addr=tcp://127.0.0.1:" + node.gcommPort
+                        + ";ist.recv_addr=127.0.0.1:" + node.istPort + ";gcache.size=64M\"",
+                "wsrep_sst_method=rsync",
+                "wsrep_sst_receive_address=127.0.0.1:" + node.sstPort,
+                "");
+    }
+
+    /** Starts the node's server; with no log-error option it logs to stderr, which goes to its log file. */
+    private void launch(Node node, List<String> extra) throws IOException {
+        List<String> command = new ArrayList<>(List.of(MARIADBD, "--defaults-file=" + node.config().getAbsolutePath()));
+        command.addAll(extra);
+        File log = new File(LOGS, "galera-" + name + "-node" + node.index + "-" + (++node.starts) + ".log");
+        node.process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log).start();
+    }
+
+    /** The node's last committed position as InnoDB holds it, or null when recovery could not tell. */
+    private String recoverPosition(Node node) throws IOException, InterruptedException {
+        File log = new File(LOGS, "galera-" + name + "-node" + node.index + "-recover-" + (node.starts + 1) + ".log");
+        Process recover = new ProcessBuilder(MARIADBD, "--defaults-file=" + node.config().getAbsolutePath(),
+                "--wsrep-recover").redirectErrorStream(true).redirectOutput(log).start();
+        if (!recover.waitFor(INSTALL_BOUND.toSeconds(), TimeUnit.SECONDS)) {
+            recover.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            return null;
+        }
+        Matcher found = RECOVERED.matcher(Files.readString(log.toPath(), StandardCharsets.ISO_8859_1));
+        String position = null;
+        while (found.find()) {
+            position = found.group(1);
+        }
+        return position;
+    }
+
+    /** Until the node is Synced and sees a cluster of {@code size}; fails naming its log. */
+    private void awaitSynced(Node node, int size) {
+        String what = node.label() + " of " + name + " to be Synced in a cluster of " + size + " (see "
+                + LOGS.getPath() + "/galera-" + name + "-node" + node.index + "-" + node.starts + ".log)";
+        Await.until(what, SYNC_BOUND, () -> {
+            if (!node.process.isAlive()) {
+                throw new AssertionError(node.label() + " exited with " + node.process.exitValue() + " while waiting for "
+                        + what);
+            }
+            try {
+                return "Synced".equals(status(node.index, "wsrep_local_state_comment"))
+                        && String.valueOf(size).equals(status(node.index, "wsrep_cluster_size"));
+            } catch (SQLException notYet) {
+                return false; // not listening yet, or still joining
+            }
+        });
+    }
+
+    private Connection connect(int node, String database) throws SQLException {
+        return DriverManager.getConnection("jdbc:mariadb://127.0.0.1:" + port(node) + "/" + database
+                + "?connectTimeout=2000&socketTimeout=15000", "root", "");
+    }
+
+    /** The user mariadbd runs as: {@code mysql} when the tests run as root, else whoever runs them. */
+    private static String serverUser() {
+        return "root".equals(System.getProperty("user.name")) ? "mysql" : System.getProperty("user.name");
+    }
+
+    private static void chown(File dir) throws IOException, InterruptedException {
+        if (!"root".equals(System.getProperty("user.name"))) {
+            return;
+        }
+        Process chown = new ProcessBuilder("chown", "-R", "mysql:mysql", dir.getAbsolutePath())
+                .redirectErrorStream(true).start();
+        if (!chown.waitFor(30, TimeUnit.SECONDS) || chown.exitValue() != 0) {
+            throw new IOException("chown -R mysql:mysql " + dir + " failed: "
+                    + new String(chown.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+        }
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(path);
+            }
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
+    }
+}
