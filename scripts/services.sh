@@ -40,10 +40,26 @@ _wait_for() {
   return 1
 }
 
+_apt_update() {
+  if [[ $_apt_updated == no ]]; then $SUDO apt-get update >&2; _apt_updated=yes; fi
+}
+
 _apt_install() {
   _log "installing $*"
-  if [[ $_apt_updated == no ]]; then $SUDO apt-get update >&2; _apt_updated=yes; fi
+  _apt_update
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y "$@" >&2
+}
+
+# promtool alone, out of Debian's prometheus package: installing the package would also start a
+# Prometheus server on port 9090 wherever no policy-rc.d forbids it.
+_install_promtool() {
+  local dir
+  _log "installing promtool from the prometheus package"
+  _apt_update
+  dir=$(mktemp -d)
+  (cd "$dir" && apt-get download prometheus >&2)
+  dpkg-deb --fsys-tarfile "$dir"/prometheus_*.deb | $SUDO tar -x -C /usr/local/bin --strip-components=3 ./usr/bin/promtool
+  rm -rf "$dir"
 }
 
 # /usr/sbin is not on a normal user's PATH, so look there too.
@@ -167,7 +183,8 @@ ensure_test_tools() {
   [[ -f /usr/lib/galera/libgalera_smm.so ]] || _apt_install galera-4
   command -v rsync >/dev/null || _apt_install rsync
   command -v redis-cli >/dev/null || _apt_install redis-tools
-  echo "Test tools: redis-server, redis-cli, nginx, libfaketime, galera-4 and rsync present"
+  command -v promtool >/dev/null || _install_promtool
+  echo "Test tools: redis-server, redis-cli, nginx, libfaketime, galera-4, rsync and promtool present"
 }
 
 # Run only when executed, not when sourced.

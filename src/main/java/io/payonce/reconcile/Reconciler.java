@@ -5,9 +5,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
 import io.payonce.channel.ChargeResult;
@@ -55,6 +58,10 @@ public class Reconciler {
     private final Database db;
     private final PayOnceConfig config;
     private final MeterRegistry meters;
+    private final Counter failedRuns;
+    private final Counter chargesSentAgain;
+    /** Scheduled runs that failed since the last one that ended well: an alert's measure of "repeatedly". */
+    private final AtomicInteger failedInARow = new AtomicInteger();
 
     Reconciler(PaymentRepository payments, TokenRepository tokens, Settlement settlement, PaymentChannel channel,
             RedisFastPath redis, Database db, PayOnceConfig config, MeterRegistry meters) {
@@ -66,6 +73,12 @@ public class Reconciler {
         this.db = db;
         this.config = config;
         this.meters = meters;
+        // registered at 0, so that the first failure is an increase a rate over the counter sees
+        this.failedRuns = meters.counter("payonce.reconcile.failed_runs");
+        this.chargesSentAgain = meters.counter("payonce.reconcile.charges_sent_again");
+        Gauge.builder("payonce.reconcile.consecutive_failed_runs", failedInARow, AtomicInteger::get)
+                .description("scheduled reconciliation runs that failed since the last one that ended well")
+                .strongReference(true).register(meters);
     }
 
     /** What one run did. */
@@ -78,12 +91,14 @@ public class Reconciler {
         return runOnce()
                 .ifNoItem().after(RUN_BOUND).fail()
                 .invoke(report -> {
+                    failedInARow.set(0);
                     if (report.settled() + report.postponed() + report.leasesReleased() + report.tokensPurged() > 0) {
                         LOG.infof("reconciliation: %s", report);
                     }
                 })
                 .onFailure().invoke(e -> {
-                    meters.counter("payonce.reconcile.failed_runs").increment();
+                    failedRuns.increment();
+                    failedInARow.incrementAndGet();
                     LOG.warnf("reconciliation run failed, next run retries: %s", e.toString());
                 })
                 .onFailure().recoverWithNull()
@@ -146,7 +161,7 @@ public class Reconciler {
             return channel.close(payment.merchantId(), payment.requestNo());
         }
         if (told instanceof ChargeResult.NotFound) {
-            meters.counter("payonce.reconcile.charges_sent_again").increment();
+            chargesSentAgain.increment();
             return channel.charge(payment.merchantId(), payment.orderNo(), payment.requestNo(), payment.amount(),
                     payment.currency());
         }
