@@ -1,88 +1,241 @@
 package io.payonce.redis;
 
+import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 import jakarta.annotation.PreDestroy;
+import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
 import io.netty.channel.EventLoop;
+import io.payonce.PayOnceConfig;
 import io.quarkus.redis.datasource.ReactiveRedisDataSource;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.impl.ContextInternal;
+import io.vertx.core.impl.VertxInternal;
 import io.vertx.mutiny.redis.client.Command;
 import io.vertx.mutiny.redis.client.Redis;
+import io.vertx.mutiny.redis.client.RedisConnection;
 import io.vertx.mutiny.redis.client.Request;
 import io.vertx.mutiny.redis.client.Response;
 import io.vertx.redis.client.RedisOptions;
+import io.vertx.redis.client.impl.types.ErrorType;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
- * A Redis client per event loop, whose pooled connections live on that loop: a call made on it is
- * written, answered and continued on the calling thread. The client Quarkus configures opens all its
- * connections on the one event loop it was created on, so a call from any other loop crosses threads
- * twice (the write is handed to the connection's loop, the answer handed back), a task queue and a
- * wake-up each way. Used for the Redis calls every request makes (the cached-answer lookup, the
- * ownership key, the owner's hand-over); standalone Redis only (the {@code quarkus.redis.hosts} URL),
- * otherwise, and off an event loop, {@link #send} goes through the Quarkus client.
+ * A Redis client per event loop and Redis node, whose pooled connections live on that loop: a call made
+ * on it is written, answered and continued on the calling thread. The client Quarkus configures opens
+ * all its connections on the one event loop it was created on, so a call from any other loop crosses
+ * threads twice (the write is handed to the connection's loop, the answer handed back), a task queue and
+ * a wake-up each way. Used for every Redis call of the fast path.
+ * <p>
+ * On a Redis Cluster ({@code quarkus.redis.client-type=cluster}) a command goes to the master that
+ * {@link ClusterSlots} says serves its key, over a plain connection to that node. The Quarkus cluster
+ * client instead takes a connection to every node of the cluster for each command, so it fails every
+ * command, whatever its key, while one node is unreachable; here a dead master fails only the commands
+ * for its own slots until its replica takes over.
  */
 @Singleton
 class LoopLocalRedis {
 
     private final Vertx vertx;
     private final ReactiveRedisDataSource shared;
-    private final String connectionString;
+    /** The standalone Redis every loop's client connects to; null on a cluster or several hosts. */
+    private final String standalone;
+    /** The cluster's slot table; null unless the client type is cluster. */
+    private final ClusterSlots cluster;
+    /** How long reading the slot table, or connecting to one node, may take. */
+    private final Duration nodeTimeout;
     private final int poolSize;
     private final int poolWaiting;
-    private final ConcurrentHashMap<EventLoop, Redis> clients = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<EventLoop, ConcurrentHashMap<String, Redis>> clients = new ConcurrentHashMap<>();
 
-    LoopLocalRedis(Vertx vertx, ReactiveRedisDataSource shared, @ConfigProperty(name = "quarkus.redis.hosts") Optional<String> hosts,
+    @Inject
+    LoopLocalRedis(Vertx vertx, ReactiveRedisDataSource shared, PayOnceConfig config,
+            @ConfigProperty(name = "quarkus.redis.hosts") Optional<String> hosts,
             @ConfigProperty(name = "quarkus.redis.client-type") Optional<String> clientType,
             @ConfigProperty(name = "quarkus.redis.max-pool-size", defaultValue = "6") int poolSize,
             @ConfigProperty(name = "quarkus.redis.max-pool-waiting", defaultValue = "24") int poolWaiting,
             @ConfigProperty(name = "quarkus.vertx.event-loops-pool-size") Optional<Integer> loops) {
+        this(vertx, shared, hosts.orElse(null), clientType.orElse("standalone"), config.redis().probeTimeout(),
+                // the configured pool, shared out between the loops
+                Math.max(2, poolSize / Math.max(1, loops.orElse(2 * Runtime.getRuntime().availableProcessors()))),
+                poolWaiting);
+    }
+
+    LoopLocalRedis(Vertx vertx, ReactiveRedisDataSource shared, String hosts, String clientType, Duration nodeTimeout,
+            int poolSize, int poolWaiting) {
         this.vertx = vertx;
         this.shared = shared;
-        boolean standalone = clientType.map("standalone"::equalsIgnoreCase).orElse(true);
-        this.connectionString = standalone && hosts.isPresent() && !hosts.get().contains(",") ? hosts.get() : null;
-        // the configured pool, shared out between the loops
-        int loopCount = loops.orElse(2 * Runtime.getRuntime().availableProcessors());
-        this.poolSize = Math.max(2, poolSize / Math.max(1, loopCount));
+        boolean isCluster = "cluster".equalsIgnoreCase(clientType);
+        boolean isStandalone = "standalone".equalsIgnoreCase(clientType);
+        this.standalone = isStandalone && hosts != null && !hosts.contains(",") ? hosts : null;
+        this.cluster = isCluster && hosts != null ? new ClusterSlots(hosts) : null;
+        this.nodeTimeout = nodeTimeout;
+        this.poolSize = poolSize;
         this.poolWaiting = poolWaiting;
     }
 
-    /** Sends the command on the calling event loop's client, or on the Quarkus client when there is none. */
+    /**
+     * Sends the command on the calling event loop's client of the node that holds its key. Off an event
+     * loop it goes through the Quarkus client, or on a cluster through an event loop's clients all the same;
+     * before a cluster's slots are known, through the Quarkus client.
+     */
     Uni<Response> send(Command command, String... args) {
-        Redis local = current();
-        if (local == null) {
+        ContextInternal loop = currentLoop();
+        if (loop != null) {
+            return sendOn(loop, command, args);
+        }
+        return cluster == null ? shared.execute(command, args) : onLoop(other -> sendOn(other, command, args));
+    }
+
+    private Uni<Response> sendOn(ContextInternal loop, Command command, String... args) {
+        String node = nodeFor(loop, command, args);
+        if (node == null) {
             return shared.execute(command, args);
         }
         Request request = Request.cmd(command);
         for (String arg : args) {
             request.arg(arg);
         }
-        return local.send(request);
+        Uni<Response> sent = clientOn(loop, node).send(request);
+        return cluster == null ? sent : sent.onFailure().recoverWithUni(failure -> redirect(loop, node, request, failure));
     }
 
-    /** The client of the calling event loop, created on first use; null off an event loop. */
-    Redis current() {
-        if (connectionString == null) {
-            return null;
+    /**
+     * The health probe: a PING, or on a cluster the slot table read afresh from the first node that
+     * answers, so one dead node does not make the whole cluster look down. Fails when Redis does not answer.
+     */
+    Uni<Void> probe() {
+        if (cluster == null) {
+            return shared.execute("PING").replaceWithVoid();
         }
+        return onLoop(this::readSlots).flatMap(read -> read
+                ? Uni.createFrom().voidItem()
+                : Uni.createFrom().failure(new IllegalStateException("no node of the Redis Cluster answered")));
+    }
+
+    /**
+     * A connection of its own for a subscription: from the Quarkus client, or on a cluster to the first
+     * node that answers (every node of a cluster hears every PUBLISH).
+     */
+    Uni<RedisConnection> subscriber() {
+        if (cluster == null) {
+            return shared.getRedis().connect();
+        }
+        return onLoop(loop -> connectToAny(loop, cluster.nodes(), 0));
+    }
+
+    /** The standalone client of the calling event loop, created on first use; null off an event loop or on a cluster. */
+    Redis current() {
+        ContextInternal loop = currentLoop();
+        return loop == null || standalone == null ? null : clientOn(loop, standalone);
+    }
+
+    private String nodeFor(ContextInternal loop, Command command, String[] args) {
+        if (cluster == null) {
+            return standalone;
+        }
+        String master = args.length == 0 ? null : cluster.masterOf(routingKey(command, args));
+        if (master == null) {
+            readSlotsSoon(loop);
+        }
+        return master;
+    }
+
+    /** The key a command is routed by: a script's first key, otherwise the first argument (a key or a channel). */
+    static String routingKey(Command command, String... args) {
+        boolean script = command.equals(Command.EVAL) || command.equals(Command.EVALSHA);
+        return script ? args[2] : args[0];
+    }
+
+    /**
+     * A cluster's answer to a command sent by an out-of-date table: {@code MOVED} (the slot has another
+     * master) is followed once, and the table read again; {@code ASK} (the slot is being migrated) once,
+     * as the protocol asks. Any other failure (a node gone, the cluster between masters) has the table
+     * read again and stays a failure, for the caller's fallback.
+     */
+    private Uni<Response> redirect(ContextInternal loop, String node, Request request, Throwable failure) {
+        if (failure instanceof ErrorType error && (error.is("MOVED") || error.is("ASK"))) {
+            String target = cluster.redirectedTo(error.getMessage(), node);
+            if (target != null && error.is("MOVED")) {
+                readSlotsSoon(loop);
+                return clientOn(loop, target).send(request);
+            }
+            if (target != null) {
+                return clientOn(loop, target).batch(List.of(Request.cmd(Command.ASKING), request)).map(r -> r.get(1));
+            }
+        }
+        if (!(failure instanceof ErrorType error) || error.is("CLUSTERDOWN") || error.is("TRYAGAIN")) {
+            readSlotsSoon(loop);
+        }
+        return Uni.createFrom().failure(failure);
+    }
+
+    /** Reads the slot table in the background, unless a read is under way or has just been made. */
+    private void readSlotsSoon(ContextInternal loop) {
+        if (cluster.claimRead()) {
+            readSlots(loop).subscribe().with(read -> cluster.readDone(), failed -> cluster.readDone());
+        }
+    }
+
+    /**
+     * Asks every node for CLUSTER SLOTS at once and takes the first answer: a dead node refuses at once,
+     * but a hung one would hold up a read that asked the nodes in turn. True once one answered.
+     */
+    private Uni<Boolean> readSlots(ContextInternal loop) {
+        List<Uni<Boolean>> reads = cluster.nodes().stream().map(node -> clientOn(loop, node)
+                .send(Request.cmd(Command.CLUSTER).arg("SLOTS"))
+                .flatMap(reply -> cluster.read(node, reply) ? Uni.createFrom().item(true)
+                        : Uni.createFrom().<Boolean>failure(new IllegalStateException(node + " serves no slots"))))
+                .toList();
+        return Uni.join().first(reads).withItem()
+                .ifNoItem().after(nodeTimeout).fail()
+                .onFailure().recoverWithItem(false);
+    }
+
+    private Uni<RedisConnection> connectToAny(ContextInternal loop, List<String> nodes, int index) {
+        String node = nodes.get(index);
+        Uni<RedisConnection> connected = clientOn(loop, node).connect().ifNoItem().after(nodeTimeout).fail();
+        return index + 1 == nodes.size() ? connected
+                : connected.onFailure().recoverWithUni(failure -> connectToAny(loop, nodes, index + 1));
+    }
+
+    /** The calling event loop's context, or null off an event loop. */
+    private static ContextInternal currentLoop() {
         Context context = Vertx.currentContext();
         if (!(context instanceof ContextInternal internal) || !context.isEventLoopContext() || !internal.inThread()) {
             return null;
         }
-        EventLoop loop = internal.nettyEventLoop();
-        Redis client = clients.get(loop);
-        return client != null ? client : clients.computeIfAbsent(loop, l -> createOn(internal.unwrap()));
+        return internal;
+    }
+
+    /** Runs the call on the calling event loop, or off one, on an event loop of its own. */
+    private <T> Uni<T> onLoop(Function<ContextInternal, Uni<T>> call) {
+        ContextInternal loop = currentLoop();
+        if (loop != null) {
+            return call.apply(loop);
+        }
+        ContextInternal other = ((VertxInternal) vertx).createEventLoopContext();
+        return Uni.createFrom().emitter(emitter -> other.runOnContext(v -> call.apply(other).subscribe()
+                .with(emitter::complete, emitter::fail)));
+    }
+
+    private Redis clientOn(ContextInternal loop, String node) {
+        ConcurrentHashMap<String, Redis> ofLoop = clients.computeIfAbsent(loop.nettyEventLoop(),
+                l -> new ConcurrentHashMap<>());
+        Redis client = ofLoop.get(node);
+        return client != null ? client : ofLoop.computeIfAbsent(node, n -> createOn(loop.unwrap(), n));
     }
 
     /** A client takes the context current when it is made as the home of its connections. */
-    private Redis createOn(ContextInternal loopContext) {
-        RedisOptions options = new RedisOptions().setConnectionString(connectionString)
+    private Redis createOn(ContextInternal loopContext, String node) {
+        RedisOptions options = new RedisOptions().setConnectionString(node)
                 .setMaxPoolSize(poolSize).setMaxPoolWaiting(poolWaiting);
         Redis[] created = new Redis[1];
         loopContext.dispatch(() -> created[0] = Redis.createClient(io.vertx.mutiny.core.Vertx.newInstance(vertx), options));
@@ -91,7 +244,7 @@ class LoopLocalRedis {
 
     @PreDestroy
     void close() {
-        clients.values().forEach(Redis::close);
+        clients.values().forEach(ofLoop -> ofLoop.values().forEach(Redis::close));
         clients.clear();
     }
 }

@@ -10,7 +10,6 @@ import jakarta.inject.Singleton;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
 import io.payonce.idempotency.StoredResponse;
-import io.quarkus.redis.datasource.ReactiveRedisDataSource;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.redis.client.Command;
@@ -29,18 +28,15 @@ public class RedisFastPath {
 
     private final PayOnceConfig.Redis config;
     private final Duration tokenTtl;
-    private final ReactiveRedisDataSource redis;
     private final MeterRegistry meters;
     private final WakeUps wakeUps;
     private final LoopLocalRedis loopLocal;
     /** Unknown until the first probe answers: until then every copy takes the MySQL path. */
     private volatile boolean healthy;
 
-    RedisFastPath(PayOnceConfig config, ReactiveRedisDataSource redis, MeterRegistry meters,
-            WakeUps wakeUps, LoopLocalRedis loopLocal) {
+    RedisFastPath(PayOnceConfig config, MeterRegistry meters, WakeUps wakeUps, LoopLocalRedis loopLocal) {
         this.config = config.redis();
         this.tokenTtl = config.token().ttl();
-        this.redis = redis;
         this.meters = meters;
         this.wakeUps = wakeUps;
         this.loopLocal = loopLocal;
@@ -73,7 +69,8 @@ public class RedisFastPath {
 
     /** Whether some copy holds the token's ownership key; false when Redis cannot tell. */
     public Uni<Boolean> owned(String merchantId, String token) {
-        return guarded("owned", () -> redis.key().exists(RedisKeys.of(merchantId, token).ownership()), false);
+        return guarded("owned", () -> loopLocal.send(Command.EXISTS, RedisKeys.of(merchantId, token).ownership())
+                .map(r -> r != null && r.toInteger() == 1), false);
     }
 
     /**
@@ -104,24 +101,27 @@ public class RedisFastPath {
     /** Gives up ownership without an answer and tells waiters to look again (the token was released). */
     public Uni<Void> released(String merchantId, String token) {
         RedisKeys keys = RedisKeys.of(merchantId, token);
-        return guarded("release", () -> redis.key().del(keys.ownership())
-                .flatMap(v -> redis.pubsub(String.class).publish(keys.channel(), CachedResult.WAKE_UP))
+        return guarded("release", () -> loopLocal.send(Command.DEL, keys.ownership())
+                .flatMap(v -> loopLocal.send(Command.PUBLISH, keys.channel(), CachedResult.WAKE_UP))
                 .replaceWithVoid(), null);
     }
 
     /** Gives up ownership while the token stays in progress (the channel outcome is unknown). */
     public Uni<Void> disown(String merchantId, String token) {
-        return guarded("disown", () -> redis.key().del(RedisKeys.of(merchantId, token).ownership()).replaceWithVoid(),
-                null);
+        return guarded("disown", () -> loopLocal.send(Command.DEL, RedisKeys.of(merchantId, token).ownership())
+                .replaceWithVoid(), null);
     }
 
-    /** Probes Redis; a failed probe also drops the subscription, which reconnects once Redis answers. */
+    /**
+     * Probes Redis (on a cluster: whether any node answers, as a dead master fails only the calls for its
+     * own keys); a failed probe also drops the subscription, which reconnects once Redis answers.
+     */
     @Scheduled(every = "1s", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     Uni<Void> probe() {
         if (!config.enabled()) {
             return Uni.createFrom().voidItem();
         }
-        return redis.execute("PING")
+        return loopLocal.probe()
                 .ifNoItem().after(config.probeTimeout()).fail()
                 .map(ok -> true)
                 .onFailure().recoverWithItem(false)

@@ -13,7 +13,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
 import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.vertx.mutiny.redis.client.Command;
-import io.vertx.mutiny.redis.client.Redis;
 import io.vertx.mutiny.redis.client.RedisConnection;
 import io.vertx.mutiny.redis.client.Request;
 import io.vertx.mutiny.redis.client.Response;
@@ -21,15 +20,16 @@ import org.jboss.logging.Logger;
 
 /**
  * One Redis subscription per instance ({@code PSUBSCRIBE po:*:done}) that wakes every local waiter of
- * a token when its owner, on any instance, publishes. Waiters register before they look at the stored
- * result, so a wake-up published in between is never lost. Without the subscription waiters poll.
+ * a token when its owner, on any instance, publishes; on a Redis Cluster it is held by any one node, as
+ * every node hears every PUBLISH. Waiters register before they look at the stored result, so a wake-up
+ * published in between is never lost. Without the subscription waiters poll.
  */
 @ApplicationScoped
 public class WakeUps {
 
     private static final Logger LOG = Logger.getLogger(WakeUps.class);
 
-    private final Redis redis;
+    private final LoopLocalRedis redis;
     private final boolean enabled;
     private final ConcurrentHashMap<String, Set<CompletableFuture<Optional<CachedResult>>>> waiters = new ConcurrentHashMap<>();
     private final AtomicBoolean connecting = new AtomicBoolean();
@@ -37,7 +37,7 @@ public class WakeUps {
     private volatile boolean listening;
     private volatile boolean draining;
 
-    WakeUps(Redis redis, PayOnceConfig config, MeterRegistry meters) {
+    WakeUps(LoopLocalRedis redis, PayOnceConfig config, MeterRegistry meters) {
         this.redis = redis;
         this.enabled = config.redis().enabled();
         meters.gaugeMapSize("payonce.idempotency.waiters", java.util.List.of(), waiters);
@@ -92,7 +92,7 @@ public class WakeUps {
     }
 
     private void subscribe() {
-        redis.connect()
+        redis.subscriber()
                 .flatMap(conn -> {
                     connection = conn;
                     conn.handler(this::onMessage);

@@ -1,0 +1,209 @@
+package io.payonce.redis;
+
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.payonce.support.Await;
+import io.payonce.support.RedisCluster;
+import io.smallrye.mutiny.Uni;
+import io.vertx.core.Vertx;
+import io.vertx.core.impl.ContextInternal;
+import io.vertx.core.impl.VertxInternal;
+import io.vertx.mutiny.redis.client.Command;
+import io.vertx.mutiny.redis.client.RedisConnection;
+import io.vertx.mutiny.redis.client.Request;
+import io.vertx.mutiny.redis.client.Response;
+
+/**
+ * On a Redis Cluster each event loop's commands go to the master of their key's slot, scripts included;
+ * a wake-up published for any slot reaches a subscriber on any node; and a dead master fails only the
+ * commands for its own slots, which its replica serves once promoted. A cluster of the test's own, without
+ * the application around the clients.
+ */
+class LoopLocalRedisClusterTest {
+
+    private static final Duration CALL_BOUND = Duration.ofSeconds(5);
+    private static final Duration FAILOVER_BOUND = Duration.ofSeconds(20);
+
+    private static RedisCluster redis;
+    private static Vertx vertx;
+    private LoopLocalRedis loopLocal;
+    private ContextInternal loop;
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        redis = RedisCluster.start("looplocal");
+        vertx = Vertx.vertx();
+    }
+
+    @AfterAll
+    static void stopCluster() throws Exception {
+        try {
+            if (vertx != null) {
+                vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            }
+        } finally {
+            if (redis != null) {
+                redis.close();
+            }
+        }
+    }
+
+    @BeforeEach
+    void clients() throws Exception {
+        // no Quarkus client: every call here is made on an event loop, once the slots are known
+        loopLocal = new LoopLocalRedis(vertx, null, redis.hosts(), "cluster", Duration.ofSeconds(1), 4, 64);
+        loop = ((VertxInternal) vertx).createEventLoopContext();
+        onLoop(loopLocal::probe);
+    }
+
+    @AfterEach
+    void closeClients() {
+        loopLocal.close();
+    }
+
+    @Test
+    void keysOnEveryMaster_areWrittenAndReadBack_eachThroughItsMaster() throws Exception {
+        Map<Integer, String> keyOfMaster = keysOnEachMaster();
+
+        for (String key : keyOfMaster.values()) {
+            onLoop(() -> loopLocal.send(Command.SET, key, "v-" + key));
+        }
+
+        assertEquals(3, keyOfMaster.size(), "masters: " + keyOfMaster.keySet());
+        for (Map.Entry<Integer, String> entry : keyOfMaster.entrySet()) {
+            String key = entry.getValue();
+            assertAll(key,
+                    () -> assertEquals("v-" + key, onLoop(() -> loopLocal.send(Command.GET, key)).toString()),
+                    () -> assertEquals(entry.getKey(), redis.masterOf(key)),
+                    () -> assertEquals("v-" + key, redis.get(entry.getKey(), key), "held by its master"));
+        }
+    }
+
+    @Test
+    void offAnEventLoop_commandsGoToTheMasterAllTheSame() {
+        String key = "{" + UUID.randomUUID() + "}:k";
+
+        // on the test's own thread, and with no Quarkus client to fall back on
+        loopLocal.send(Command.SET, key, "off-loop").await().atMost(CALL_BOUND);
+
+        assertEquals("off-loop", redis.get(redis.masterOf(key), key));
+    }
+
+    @Test
+    void script_runsOnTheMasterOfItsKeys() throws Exception {
+        String tag = "{" + UUID.randomUUID() + "}";
+        String script = "redis.call('SET', KEYS[1], ARGV[1]) redis.call('DEL', KEYS[2]) return 1";
+        onLoop(() -> loopLocal.send(Command.SET, tag + ":own", "1"));
+
+        Response ran = onLoop(() -> loopLocal.send(Command.EVAL, script, "2", tag + ":res", tag + ":own", "answer"));
+
+        assertAll(() -> assertEquals(1, ran.toInteger()),
+                () -> assertEquals("answer", redis.get(redis.masterOf(tag), tag + ":res")),
+                () -> assertEquals("", redis.get(redis.masterOf(tag), tag + ":own")));
+    }
+
+    @Test
+    void publishedForAnySlot_reachesASubscriberOnAnyNode() throws Exception {
+        RedisConnection subscriber = onLoop(loopLocal::subscriber);
+        onLoop(() -> subscriber.send(Request.cmd(Command.PSUBSCRIBE).arg("po:*:done")));
+        try {
+            List<String> channels = new ArrayList<>();
+            for (String key : keysOnEachMaster().values()) {
+                channels.add("po:" + key + ":done");
+            }
+
+            for (String channel : channels) {
+                CompletableFuture<Response> next = new CompletableFuture<>();
+                subscriber.handler(message -> {
+                    if ("pmessage".equals(message.get(0).toString())) {
+                        next.complete(message);
+                    }
+                });
+                onLoop(() -> loopLocal.send(Command.PUBLISH, channel, "payload"));
+                Response message = next.get(CALL_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+                assertAll(channel, () -> assertEquals(channel, message.get(2).toString()),
+                        () -> assertEquals("payload", message.get(3).toString()));
+            }
+        } finally {
+            subscriber.close().await().atMost(CALL_BOUND);
+        }
+    }
+
+    @Test
+    void deadMaster_failsOnlyTheKeysOfItsSlots_andItsReplicaServesThemOncePromoted() throws Exception {
+        Map<Integer, String> keyOfMaster = keysOnEachMaster();
+        List<String> keys = new ArrayList<>(keyOfMaster.values());
+        String onVictim = keys.get(0);
+        String elsewhere = keys.get(1);
+        for (String key : keys) {
+            onLoop(() -> loopLocal.send(Command.SET, key, "v"));
+        }
+        redis.awaitHealthy(FAILOVER_BOUND);
+
+        int dead = redis.killMasterOf(onVictim);
+        // before the cluster even marks the master failed (its node timeout is 2 s)
+        String stillServed = onLoop(() -> loopLocal.send(Command.GET, elsewhere)).toString();
+        Throwable victimFails = failureOf(() -> loopLocal.send(Command.GET, onVictim));
+        redis.awaitFailover(onVictim, dead);
+        Response afterFailover = Await.until("the key's new master to answer through the loop's clients",
+                FAILOVER_BOUND, () -> {
+                    try {
+                        return onLoop(() -> loopLocal.send(Command.SET, onVictim, "w"));
+                    } catch (ExecutionException notYet) {
+                        return null;
+                    }
+                }, answer -> answer != null);
+
+        assertAll(() -> assertEquals("v", stillServed, "a key of a live master"),
+                () -> assertTrue(victimFails != null, "a key of the dead master failed"),
+                () -> assertEquals("OK", afterFailover.toString()),
+                () -> assertNotEquals(dead, redis.masterOf(onVictim)),
+                () -> assertEquals("w", redis.get(redis.masterOf(onVictim), onVictim)));
+    }
+
+    /** A key on each master, by the master's port. */
+    private static Map<Integer, String> keysOnEachMaster() {
+        Map<Integer, String> keys = new LinkedHashMap<>();
+        for (int i = 0; i < 64 && keys.size() < 3; i++) {
+            String key = "{" + UUID.randomUUID() + "}:k";
+            keys.putIfAbsent(redis.masterOf(key), key);
+        }
+        return keys;
+    }
+
+    private Throwable failureOf(Supplier<Uni<Response>> call) throws Exception {
+        try {
+            onLoop(call);
+            return null;
+        } catch (ExecutionException failed) {
+            return failed.getCause();
+        }
+    }
+
+    /** Runs the call on the test's event loop and waits for its answer; a failed call throws its failure, wrapped. */
+    private <T> T onLoop(Supplier<Uni<T>> call) throws Exception {
+        CompletableFuture<T> answer = new CompletableFuture<>();
+        loop.runOnContext(v -> call.get().subscribe().with(answer::complete, answer::completeExceptionally));
+        return answer.get(CALL_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+    }
+}

@@ -1,0 +1,315 @@
+package io.payonce.support;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * A Redis Cluster of the test's own (never the shared Redis on 6379): three masters with a replica each,
+ * Debian's {@code redis-server} on free loopback ports, its files under a directory of its own in
+ * {@code target/}, nothing saved to disk. A master can be killed ({@code SIGKILL}) and its replica's
+ * promotion awaited. {@link #close()}, or the JVM's exit if a test never gets there, kills every node.
+ */
+public final class RedisCluster implements AutoCloseable {
+
+    private static final String SERVER = "/usr/bin/redis-server";
+    private static final String CLI = "/usr/bin/redis-cli";
+    private static final int NODES = 6;
+    /** Short, so a killed master is replaced within seconds (about 3.5 s here). */
+    private static final int NODE_TIMEOUT_MS = 2_000;
+    private static final Duration START_BOUND = Duration.ofSeconds(20);
+    /** Node timeout, the failure report's spread, the replica's election delay, with room for a loaded machine. */
+    private static final Duration FAILOVER_BOUND = Duration.ofSeconds(20);
+    private static final Duration CLI_BOUND = Duration.ofSeconds(10);
+
+    /** One redis-server: its client and cluster bus ports, and its process. */
+    private record Node(int port, int busPort, Process process) {
+    }
+
+    private final File dir;
+    private final Map<Integer, Node> nodes = new LinkedHashMap<>();
+    private final Thread killAtExit = new Thread(this::killAll, "redis-cluster-kill");
+
+    private RedisCluster(File dir) {
+        this.dir = dir;
+    }
+
+    /**
+     * Starts six nodes, forms the cluster, and waits until every node reports it ok and every replica's
+     * link to its master is up.
+     */
+    public static RedisCluster start(String name) throws IOException {
+        File dir = new File("target/redis-cluster-" + name + "-" + ProcessHandle.current().pid() + "-"
+                + System.nanoTime());
+        RedisCluster cluster = new RedisCluster(dir);
+        Runtime.getRuntime().addShutdownHook(cluster.killAtExit);
+        try {
+            cluster.startNodes();
+            cluster.form();
+            cluster.awaitHealthy(START_BOUND);
+            return cluster;
+        } catch (IOException | RuntimeException | Error e) {
+            cluster.close();
+            throw e;
+        }
+    }
+
+    /** The nodes as {@code quarkus.redis.hosts} lists them. */
+    public String hosts() {
+        return nodes.keySet().stream().map(port -> "redis://127.0.0.1:" + port).collect(Collectors.joining(","));
+    }
+
+    /** The port of the master that serves {@code key}'s hash slot now. */
+    public int masterOf(String key) {
+        int slot = Integer.parseInt(cli(anyLivePort(), "CLUSTER", "KEYSLOT", key).trim());
+        return masterOfSlot(slot);
+    }
+
+    /** The value of {@code key} as the node on {@code port} holds it, asked directly (no redirection); "" for none. */
+    public String get(int port, String key) {
+        return cli(port, "GET", key);
+    }
+
+    /**
+     * Kills ({@code SIGKILL}) the master serving {@code key}, as a crash would; answers its port. See
+     * {@link #awaitFailover}.
+     */
+    public int killMasterOf(String key) throws InterruptedException {
+        int port = masterOf(key);
+        Process process = nodes.get(port).process();
+        process.destroyForcibly();
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+            throw new AssertionError("redis-server on " + port + " survived SIGKILL");
+        }
+        return port;
+    }
+
+    /** Until another node serves {@code key}'s slot than the killed {@code deadPort}, and every live node says ok. */
+    public void awaitFailover(String key, int deadPort) {
+        Await.until("a replica to take over from the master on " + deadPort + " (" + dir + ")", FAILOVER_BOUND,
+                () -> {
+                    try {
+                        return masterOf(key) != deadPort && allOk();
+                    } catch (IllegalStateException noMasterYet) {
+                        return false; // the slot's master is failed and no replica promoted yet
+                    }
+                });
+    }
+
+    /** Until every live node reports the cluster ok and every live replica's link to its master up. */
+    public void awaitHealthy(Duration bound) {
+        Await.until("the Redis Cluster to be ok with every replica linked (" + dir + ")", bound,
+                () -> allOk() && replicasLinked());
+    }
+
+    /** Kills every node and waits for them; idempotent. */
+    @Override
+    public void close() {
+        killAll();
+        try {
+            Runtime.getRuntime().removeShutdownHook(killAtExit);
+        } catch (IllegalStateException exiting) {
+            // the hook is running or has run
+        }
+    }
+
+    /**
+     * Starts every killed node again on its port with its files: it rejoins the cluster, a former master as
+     * the replica of the one that took over; then waits until the cluster is healthy again.
+     */
+    public void restartKilled() throws IOException {
+        for (Node node : List.copyOf(nodes.values())) {
+            if (!node.process().isAlive()) {
+                startNode(node.port(), node.busPort());
+            }
+        }
+        awaitNodesAnswer();
+        awaitHealthy(START_BOUND);
+    }
+
+    private void startNodes() throws IOException {
+        if (!dir.mkdirs()) {
+            throw new IOException("cannot create " + dir);
+        }
+        // the bus port is given, as port + 10000 (the default) may be taken or out of range
+        List<Integer> ports = freePorts(2 * NODES);
+        for (int i = 0; i < NODES; i++) {
+            startNode(ports.get(i), ports.get(NODES + i));
+        }
+        awaitNodesAnswer();
+    }
+
+    private void startNode(int port, int busPort) throws IOException {
+        File nodeDir = new File(dir, "node-" + port);
+        nodeDir.mkdirs();
+        Process process = new ProcessBuilder(SERVER, "--port", Integer.toString(port),
+                "--cluster-port", Integer.toString(busPort), "--bind", "127.0.0.1",
+                "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                "--cluster-node-timeout", Integer.toString(NODE_TIMEOUT_MS),
+                "--dir", nodeDir.getAbsolutePath(), "--save", "", "--appendonly", "no")
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(new File(nodeDir, "redis.log")))
+                .start();
+        nodes.put(port, new Node(port, busPort, process));
+    }
+
+    private void awaitNodesAnswer() {
+        for (Node node : nodes.values()) {
+            Await.until("redis-server on " + node.port() + " to answer PING (" + dir + ")", START_BOUND, () -> {
+                if (!node.process().isAlive()) {
+                    throw new IllegalStateException("redis-server on " + node.port() + " exited; see " + dir);
+                }
+                return "PONG".equals(tryCli(node.port(), "PING"));
+            });
+        }
+    }
+
+    private void form() {
+        List<String> command = new ArrayList<>(List.of(CLI, "--cluster", "create"));
+        nodes.keySet().forEach(port -> command.add("127.0.0.1:" + port));
+        command.addAll(List.of("--cluster-replicas", "1", "--cluster-yes"));
+        String out = run(command);
+        if (!out.contains("[OK] All 16384 slots covered")) {
+            throw new IllegalStateException("redis-cli --cluster create failed:\n" + out);
+        }
+    }
+
+    private boolean allOk() {
+        for (Node node : live()) {
+            String info = tryCli(node.port(), "CLUSTER", "INFO");
+            if (info == null || !info.contains("cluster_state:ok")) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private boolean replicasLinked() {
+        for (Node node : live()) {
+            String replication = tryCli(node.port(), "INFO", "replication");
+            if (replication == null || (replication.contains("role:slave")
+                    && !replication.contains("master_link_status:up"))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Reads CLUSTER NODES: a line a node, {@code id host:port@bus flags master ... link-state slots...}, where
+     * a master's slots are ranges ({@code 0-5460}) or single slots; one being moved is in brackets.
+     */
+    private int masterOfSlot(int slot) {
+        for (String line : cli(anyLivePort(), "CLUSTER", "NODES").lines().toList()) {
+            String[] fields = line.trim().split(" ");
+            if (fields.length < 9 || !fields[2].contains("master") || fields[2].contains("fail")) {
+                continue;
+            }
+            for (int i = 8; i < fields.length; i++) {
+                if (fields[i].startsWith("[")) {
+                    continue;
+                }
+                String[] range = fields[i].split("-");
+                int start = Integer.parseInt(range[0]);
+                int end = range.length > 1 ? Integer.parseInt(range[1]) : start;
+                if (slot >= start && slot <= end) {
+                    String address = fields[1].substring(0, fields[1].indexOf('@'));
+                    return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+                }
+            }
+        }
+        throw new IllegalStateException("no live master serves slot " + slot);
+    }
+
+    private int anyLivePort() {
+        return live().stream().map(Node::port).filter(port -> tryCli(port, "PING") != null).findFirst()
+                .orElseThrow(() -> new IllegalStateException("no node of the cluster answers"));
+    }
+
+    private List<Node> live() {
+        return nodes.values().stream().filter(n -> n.process().isAlive()).toList();
+    }
+
+    private String cli(int port, String... args) {
+        String out = tryCli(port, args);
+        if (out == null) {
+            throw new IllegalStateException("redis-server on " + port + " did not answer " + String.join(" ", args));
+        }
+        return out;
+    }
+
+    /** The command's output, or null when the node did not answer it. */
+    private static String tryCli(int port, String... args) {
+        List<String> command = new ArrayList<>(List.of(CLI, "-h", "127.0.0.1", "-p", Integer.toString(port)));
+        command.addAll(List.of(args));
+        try {
+            String out = run(command).trim();
+            return out.startsWith("Could not connect") || out.startsWith("Error:") ? null : out;
+        } catch (IllegalStateException failed) {
+            return null;
+        }
+    }
+
+    private static String run(List<String> command) {
+        try {
+            Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+            process.getOutputStream().close();
+            byte[] out = process.getInputStream().readAllBytes();
+            if (!process.waitFor(CLI_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
+                process.destroyForcibly();
+                throw new IllegalStateException(String.join(" ", command) + " did not end");
+            }
+            if (process.exitValue() != 0) {
+                throw new IllegalStateException(String.join(" ", command) + " exited with " + process.exitValue()
+                        + ": " + new String(out, StandardCharsets.UTF_8));
+            }
+            return new String(out, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot run " + command, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted running " + command, e);
+        }
+    }
+
+    private void killAll() {
+        for (Node node : nodes.values()) {
+            node.process().destroyForcibly();
+        }
+        for (Node node : nodes.values()) {
+            try {
+                node.process().waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /** Distinct free loopback ports, all held open until all are found so none is handed out twice. */
+    private static List<Integer> freePorts(int count) throws IOException {
+        List<ServerSocket> held = new ArrayList<>();
+        List<Integer> ports = new ArrayList<>();
+        try {
+            while (ports.size() < count) {
+                ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                held.add(socket);
+                ports.add(socket.getLocalPort());
+            }
+            return ports;
+        } finally {
+            for (ServerSocket socket : held) {
+                socket.close();
+            }
+        }
+    }
+}
