@@ -7,9 +7,11 @@ import java.util.function.Supplier;
 
 import jakarta.inject.Singleton;
 
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
 import io.payonce.idempotency.StoredResponse;
+import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.redis.client.Command;
@@ -21,6 +23,7 @@ import org.jboss.logging.Logger;
  * path, and nothing read here decides a payment. When Redis fails its health probe, the calls are
  * skipped altogether until it answers again, so a Redis outage costs no timeouts per request.
  */
+@Startup
 @Singleton
 public class RedisFastPath {
 
@@ -40,6 +43,10 @@ public class RedisFastPath {
         this.meters = meters;
         this.wakeUps = wakeUps;
         this.loopLocal = loopLocal;
+        // created at start, so the gauge is there before the first request; readiness says the same
+        Gauge.builder("payonce.redis.degraded", this, r -> r.enabled() && !r.available() ? 1 : 0)
+                .description("1 while Redis is enabled and failed its last probe (the MySQL path serves alone), else 0")
+                .strongReference(true).register(meters);
     }
 
     public boolean enabled() {
