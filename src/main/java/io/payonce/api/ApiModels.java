@@ -10,6 +10,8 @@ import jakarta.validation.constraints.Size;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+
 import io.payonce.order.Order;
 import io.payonce.payment.Payment;
 import io.quarkus.runtime.annotations.RegisterForReflection;
@@ -24,29 +26,53 @@ public final class ApiModels {
     }
 
     @RegisterForReflection
+    @Schema(name = "CreateOrderRequest")
     public record CreateOrderRequest(
+            @Schema(description = "the merchant's order number", examples = "ord_1")
             @NotNull @Pattern(regexp = ID) String orderNo,
-            @NotNull @Positive Long amount,
-            @NotNull @Pattern(regexp = ISO_4217) String currency) {
+            @Schema(description = "minor units (cents)", examples = "1999") @NotNull @Positive Long amount,
+            @Schema(description = "ISO 4217", examples = "USD") @NotNull @Pattern(regexp = ISO_4217) String currency) {
     }
 
     @RegisterForReflection
+    @Schema(name = "PayRequest")
     public record PayRequest(
-            @NotNull @Pattern(regexp = ID) String orderNo,
-            @NotNull @Pattern(regexp = ID) String requestNo,
+            @Schema(description = "the order to pay", examples = "ord_1") @NotNull @Pattern(regexp = ID) String orderNo,
+            @Schema(description = "the merchant's number for this payment attempt, unique per merchant; the channel"
+                    + " charges it at most once", examples = "req_1") @NotNull @Pattern(regexp = ID) String requestNo,
+            @Schema(description = "minor units (cents); must equal the order's", examples = "1999")
             @NotNull @Positive Long amount,
+            @Schema(description = "ISO 4217; when given, must equal the order's (and is part of the request:"
+                    + " the same request without it is another one)", examples = "USD")
             @Pattern(regexp = ISO_4217) String currency,
+            @Schema(description = "the idempotency key, for clients that cannot set the Idempotency-Key header;"
+                    + " both given and different: 400 conflicting_idempotency_key")
             @Size(min = 1, max = 255) String token) {
     }
 
-    public record TokenView(String token, Instant expiresAt) {
+    @Schema(name = "Token")
+    public record TokenView(
+            @Schema(required = true, description = "the idempotency key for one payment attempt: URL-safe, at most"
+                    + " 80 characters") String token,
+            @Schema(required = true, description = "after this the token is refused") Instant expiresAt) {
     }
 
-    public record OrderPaymentView(String requestNo, String status) {
+    @Schema(name = "OrderPayment")
+    public record OrderPaymentView(
+            @Schema(required = true) String requestNo,
+            @Schema(required = true, enumeration = { "PROCESSING", "SUCCEEDED", "FAILED" }) String status) {
     }
 
-    public record OrderView(String orderNo, long amount, String currency, String status, int version,
-            Instant createdAt, Instant updatedAt, List<OrderPaymentView> payments) {
+    @Schema(name = "Order")
+    public record OrderView(
+            @Schema(required = true) String orderNo,
+            @Schema(required = true, description = "minor units (cents)") long amount,
+            @Schema(required = true) String currency,
+            @Schema(required = true, enumeration = { "PENDING", "PAYING", "PAID" }) String status,
+            @Schema(required = true, description = "incremented by every change of status") int version,
+            @Schema(required = true) Instant createdAt,
+            @Schema(required = true) Instant updatedAt,
+            @Schema(required = true, description = "the order's payment attempts") List<OrderPaymentView> payments) {
 
         static OrderView of(Order order, List<Payment> payments) {
             return new OrderView(order.orderNo(), order.amount(), order.currency(), order.status().name(),
@@ -57,8 +83,17 @@ public final class ApiModels {
     }
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    public record PaymentView(String requestNo, String orderNo, long amount, String currency, String status,
-            String channelTxnId, Instant createdAt, Instant updatedAt) {
+    @Schema(name = "Payment")
+    public record PaymentView(
+            @Schema(required = true) String requestNo,
+            @Schema(required = true) String orderNo,
+            @Schema(required = true, description = "minor units (cents)") long amount,
+            @Schema(required = true) String currency,
+            @Schema(required = true, description = "PROCESSING until the channel's word settles it",
+                    enumeration = { "PROCESSING", "SUCCEEDED", "FAILED" }) String status,
+            @Schema(description = "the channel's transaction, once known") String channelTxnId,
+            @Schema(required = true) Instant createdAt,
+            @Schema(required = true) Instant updatedAt) {
 
         static PaymentView of(Payment p) {
             return new PaymentView(p.requestNo(), p.orderNo(), p.amount(), p.currency(), p.status().name(),

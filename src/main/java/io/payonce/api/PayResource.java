@@ -15,13 +15,22 @@ import jakarta.ws.rs.core.Response;
 
 import io.vertx.ext.web.RoutingContext;
 
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.enums.ParameterIn;
+import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
+import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 import io.payonce.PayOnceConfig;
 import io.payonce.api.ApiModels.PayRequest;
+import io.payonce.api.PayResponses.PaidBody;
+import io.payonce.api.PayResponses.ProcessingBody;
 import io.payonce.idempotency.IdempotencyKeyMissingException;
 import io.payonce.idempotency.InvalidIdempotencyTokenException;
 import io.payonce.payment.PayCommand;
@@ -48,13 +57,92 @@ public class PayResource {
         this.waitBound = config.idempotency().waitTimeout();
     }
 
-    /** Pays an order exactly once per token; the README's Endpoints table lists every answer. */
+    /**
+     * Pays an order exactly once per token. Its OpenAPI operation also stands for {@link ReplayRoute}, which
+     * answers some copies ahead of this method with the same answers.
+     */
     @POST
     @Consumes(MediaType.WILDCARD)
     @Produces({ MediaType.APPLICATION_JSON, Problems.MEDIA_TYPE })
-    @RequestBody(content = @Content(mediaType = MediaType.APPLICATION_JSON,
+    @Tag(name = "Payments")
+    @Operation(operationId = "pay", summary = "Pay an order, exactly once per idempotency key", description = """
+            The first request with a key executes; every later copy (same merchant, key and parameters) gets \
+            its answer, byte for byte, with `Idempotent-Replayed: true`, and a copy that arrives while the first \
+            still runs waits for it. Retry with the same key and body after a timeout, a lost connection, \
+            `409 request_in_progress` or `503`. A `202` is settled later: read it with \
+            `GET /payments/{request_no}`.""")
+    @Parameter(name = IDEMPOTENCY_KEY, in = ParameterIn.HEADER, description = """
+            The idempotency key: a token from `POST /tokens`, as a structured-field string (`"tok_..."`) or \
+            bare. Send the same key with every retry of the request. It may travel in the body field `token` \
+            instead; one of the two is required (`400 idempotency_key_missing`).""",
+            schema = @Schema(type = SchemaType.STRING, minLength = 1, maxLength = 257), example = "\"tok_AZ3x...\"")
+    @Parameter(name = "Prefer", in = ParameterIn.HEADER, description = """
+            `wait=N` (RFC 7240): wait at most N seconds, rather than the configured bound, for a first execution \
+            still running.""", schema = @Schema(type = SchemaType.STRING), example = "wait=2")
+    @RequestBody(required = true, content = @Content(mediaType = MediaType.APPLICATION_JSON,
             schema = @Schema(implementation = PayRequest.class)))
-    @Parameter(name = IDEMPOTENCY_KEY, description = "the token, as a structured-field string (\"tok_...\") or bare")
+    @APIResponse(responseCode = "200", description = "Paid. Final: replayed to every copy.",
+            headers = @Header(name = REPLAYED, ref = REPLAYED),
+            content = @Content(mediaType = MediaType.APPLICATION_JSON,
+                    schema = @Schema(implementation = PaidBody.class),
+                    examples = @ExampleObject(name = "paid", ref = "paid")))
+    @APIResponse(responseCode = "202", description = """
+            The channel's outcome is unknown (a timeout after the charge was sent): the payment stays \
+            `PROCESSING` until reconciliation settles it on the channel's word. Read it with \
+            `GET /payments/{request_no}`; a copy of this request gets the settled answer once it exists, this \
+            `202` until then.""",
+            headers = @Header(name = REPLAYED, ref = REPLAYED),
+            content = @Content(mediaType = MediaType.APPLICATION_JSON,
+                    schema = @Schema(implementation = ProcessingBody.class),
+                    examples = @ExampleObject(name = "processing", ref = "processing")))
+    @APIResponse(responseCode = "400", description = """
+            The request is malformed, or its key is missing, invalid, or disagrees with the body's. Nothing \
+            was executed and the key is not consumed.""",
+            content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"), examples = {
+                    @ExampleObject(name = "invalid_request", ref = "invalid_request"),
+                    @ExampleObject(name = "malformed_json", ref = "malformed_json"),
+                    @ExampleObject(name = "unsupported_media_type", ref = "unsupported_media_type"),
+                    @ExampleObject(name = "idempotency_key_missing", ref = "idempotency_key_missing"),
+                    @ExampleObject(name = "invalid_idempotency_token", ref = "invalid_idempotency_token"),
+                    @ExampleObject(name = "conflicting_idempotency_key", ref = "conflicting_idempotency_key") }))
+    @APIResponse(responseCode = "402", description = """
+            Not paid, final: the channel declined the charge (`payment_declined`), or never completed it and it \
+            was closed there (`payment_not_completed`). The order can be paid again with a new key and a new \
+            `request_no`.""",
+            headers = @Header(name = REPLAYED, ref = REPLAYED),
+            content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"), examples = {
+                    @ExampleObject(name = "payment_declined", ref = "payment_declined"),
+                    @ExampleObject(name = "payment_not_completed", ref = "payment_not_completed") }))
+    @APIResponse(responseCode = "404", description = "`order_not_found`, final: no such order for this merchant.",
+            headers = @Header(name = REPLAYED, ref = REPLAYED),
+            content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"),
+                    examples = @ExampleObject(name = "order_not_found", ref = "pay_order_not_found")))
+    @APIResponse(responseCode = "409", description = """
+            `order_not_payable` (paid, or being paid under another request) and `request_no_conflict` (the \
+            `request_no` is another key's) are final. `request_in_progress`: the first execution outlasted this \
+            copy's wait; send it again after `Retry-After`, with the same key.""",
+            headers = { @Header(name = REPLAYED, ref = REPLAYED),
+                    @Header(name = "Retry-After", description = "with `request_in_progress` only",
+                            schema = @Schema(type = SchemaType.INTEGER, format = "int32", minimum = "0")) },
+            content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"), examples = {
+                    @ExampleObject(name = "order_not_payable", ref = "order_not_payable"),
+                    @ExampleObject(name = "request_no_conflict", ref = "request_no_conflict"),
+                    @ExampleObject(name = "request_in_progress", ref = "request_in_progress") }))
+    @APIResponse(responseCode = "422", description = """
+            `amount_mismatch`, final: the amount or currency differs from the order's. \
+            `idempotency_key_reused`: the key was first used for a request with other parameters; nothing is \
+            executed and nothing stored is revealed.""",
+            headers = @Header(name = REPLAYED, ref = REPLAYED),
+            content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"), examples = {
+                    @ExampleObject(name = "amount_mismatch", ref = "amount_mismatch"),
+                    @ExampleObject(name = "idempotency_key_reused", ref = "idempotency_key_reused") }))
+    @APIResponse(responseCode = "503", description = """
+            `temporarily_unavailable`: the database or the channel could not be reached before anything \
+            irreversible happened; nothing was charged and the key is released. Send the same request again \
+            after `Retry-After`, with the same key.""",
+            headers = @Header(name = "Retry-After", ref = "Retry-After"),
+            content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"),
+                    examples = @ExampleObject(name = "temporarily_unavailable", ref = "temporarily_unavailable")))
     public Uni<Response> pay(@Context HttpHeaders headers, @Context RoutingContext route, byte[] body) {
         String merchantId = merchants.require(headers);
         PayRequest request = bodies.read(headers, body, PayRequest.class);

@@ -6,6 +6,8 @@ import java.util.Map;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+
 import io.payonce.idempotency.StoredResponse;
 import io.payonce.payment.OutcomeRenderer;
 import io.payonce.payment.PayOutcome;
@@ -23,13 +25,24 @@ public class PayResponses implements OutcomeRenderer {
 
     /** The body of a paid request. */
     @RegisterForReflection
-    record PaidBody(String orderNo, String requestNo, long amount, String currency, String status,
-            String channelTxnId, Instant paidAt) {
+    @Schema(name = "Paid")
+    record PaidBody(
+            @Schema(required = true) String orderNo,
+            @Schema(required = true) String requestNo,
+            @Schema(required = true, description = "minor units (cents)") long amount,
+            @Schema(required = true) String currency,
+            @Schema(required = true, enumeration = "PAID") String status,
+            @Schema(required = true, description = "the channel's transaction") String channelTxnId,
+            @Schema(required = true) Instant paidAt) {
     }
 
     /** The body of a request whose outcome the channel has not told yet. */
     @RegisterForReflection
-    record ProcessingBody(String orderNo, String requestNo, String status) {
+    @Schema(name = "Processing")
+    record ProcessingBody(
+            @Schema(required = true) String orderNo,
+            @Schema(required = true) String requestNo,
+            @Schema(required = true, enumeration = "PROCESSING") String status) {
     }
 
     @Override

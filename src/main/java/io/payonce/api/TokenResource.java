@@ -7,6 +7,11 @@ import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import org.jboss.resteasy.reactive.RestResponse;
 
 import io.payonce.api.ApiModels.TokenView;
@@ -15,6 +20,7 @@ import io.smallrye.mutiny.Uni;
 
 @Path("/tokens")
 @Produces(MediaType.APPLICATION_JSON)
+@Tag(name = "Tokens")
 public class TokenResource {
 
     private final Merchants merchants;
@@ -27,6 +33,12 @@ public class TokenResource {
 
     /** Issues a token for one client operation; it needs no body. */
     @POST
+    @Operation(operationId = "issueToken", summary = "Issue an idempotency token for one payment attempt",
+            description = "Send it as `Idempotency-Key` with `POST /pay`, and again with every retry of that request.")
+    @APIResponse(responseCode = "201",
+            description = "Issued; valid until `expires_at` (`payonce.token.ttl`, 24 h by default).",
+            content = @Content(mediaType = MediaType.APPLICATION_JSON,
+                    schema = @Schema(implementation = TokenView.class)))
     public Uni<RestResponse<TokenView>> issue(@Context HttpHeaders headers) {
         String merchantId = merchants.require(headers);
         return tokens.issue(merchantId).map(issued -> RestResponse.status(RestResponse.Status.CREATED,

@@ -20,6 +20,17 @@ import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
+import org.eclipse.microprofile.openapi.annotations.headers.Header;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
+import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+
 import io.payonce.PayOnceConfig;
 import io.payonce.api.Identifiers;
 import io.payonce.api.InvalidRequestException;
@@ -36,6 +47,7 @@ import io.smallrye.mutiny.Uni;
  */
 @Path("/sandbox")
 @Produces(MediaType.APPLICATION_JSON)
+@Tag(name = "Sandbox")
 public class SandboxResource {
 
     private final Merchants merchants;
@@ -58,7 +70,9 @@ public class SandboxResource {
     }
 
     @RegisterForReflection
+    @Schema(name = "SandboxChargeRequest")
     public record ChargeRequest(
+            @Schema(description = "must be the merchant of the header")
             @NotNull @Pattern(regexp = Identifiers.REGEX) String merchantId,
             @NotNull @Pattern(regexp = Identifiers.REGEX) String orderNo,
             @NotNull @Pattern(regexp = Identifiers.REGEX) String requestNo,
@@ -68,7 +82,15 @@ public class SandboxResource {
 
     /** {@code latency_ms} defaults to 0 and {@code count} to 1 when left out. */
     @RegisterForReflection
-    public record BehaviorRequest(@NotNull SandboxMode mode, @Min(0) Long latencyMs, @Min(0) Integer count) {
+    @Schema(name = "SandboxBehaviorRequest")
+    public record BehaviorRequest(
+            @Schema(description = "`ok` charges; `decline` records a declined charge; `fail_before_accept` refuses"
+                    + " before recording anything (`503 not_accepted`); `timeout_after_accept` records the charge and"
+                    + " answers later than the client's timeout") @NotNull SandboxMode mode,
+            @Schema(description = "delay of each charge, during which it is PENDING", defaultValue = "0")
+            @Min(0) Long latencyMs,
+            @Schema(description = "how many of the merchant's next charges; 0 resets to `ok` at once",
+                    defaultValue = "1") @Min(0) Integer count) {
         SandboxBehavior.Setting setting() {
             return new SandboxBehavior.Setting(mode, latencyMs == null ? 0 : latencyMs, count == null ? 1 : count);
         }
@@ -76,17 +98,50 @@ public class SandboxResource {
 
     /** The answer to a charge of a number that is still being processed. */
     @RegisterForReflection
-    public record PendingBody(String requestNo, String status) {
+    @Schema(name = "SandboxPending")
+    public record PendingBody(@Schema(required = true) String requestNo,
+            @Schema(required = true, enumeration = "PENDING") String status) {
     }
 
     /** The answer to a successful close. */
     @RegisterForReflection
-    public record ClosedBody(String requestNo, String status) {
+    @Schema(name = "SandboxClosed")
+    public record ClosedBody(@Schema(required = true) String requestNo,
+            @Schema(required = true, enumeration = "CLOSED") String status) {
     }
 
     @POST
     @Path("/charges")
     @Consumes(MediaType.WILDCARD)
+    @Operation(operationId = "sandboxCharge", summary = "Charge, at most once per request number",
+            description = "A second charge of a number answers the first one's record and never charges again.")
+    @RequestBody(required = true, content = @Content(mediaType = MediaType.APPLICATION_JSON,
+            schema = @Schema(implementation = ChargeRequest.class)))
+    @APIResponse(responseCode = "200", description = "The charge's outcome: `SUCCEEDED` or `DECLINED` (`CLOSED` if the"
+            + " number was closed first).",
+            content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(ref = "SandboxCharge")))
+    @APIResponse(responseCode = "202", description = "A charge of this number is still being processed; it was not run"
+            + " again.",
+            content = @Content(mediaType = MediaType.APPLICATION_JSON,
+                    schema = @Schema(implementation = PendingBody.class)))
+    @APIResponse(responseCode = "400", description = "The body is malformed, or names another merchant.",
+            content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"), examples = {
+                    @ExampleObject(name = "invalid_request", ref = "invalid_request"),
+                    @ExampleObject(name = "malformed_json", ref = "malformed_json"),
+                    @ExampleObject(name = "unsupported_media_type", ref = "unsupported_media_type"),
+                    @ExampleObject(name = "merchant_mismatch", ref = "merchant_mismatch") }))
+    @APIResponse(responseCode = "404", description = "`charge_not_found`: the record vanished while the call waited"
+            + " (the ledger emptied by hand).",
+            content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"),
+                    examples = @ExampleObject(name = "charge_not_found", ref = "charge_not_found")))
+    @APIResponse(responseCode = "503", description = "`not_accepted`: refused before anything was recorded"
+            + " (`fail_before_accept`); nothing was charged. `temporarily_unavailable`: the database could not be"
+            + " reached.",
+            headers = @Header(name = "Retry-After", description = "with `temporarily_unavailable` only",
+                    schema = @Schema(type = SchemaType.INTEGER, format = "int32", minimum = "0")),
+            content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"), examples = {
+                    @ExampleObject(name = "not_accepted", ref = "not_accepted"),
+                    @ExampleObject(name = "temporarily_unavailable", ref = "temporarily_unavailable") }))
     public Uni<Response> charge(@Context HttpHeaders headers, byte[] body) {
         String merchantId = enabledFor(headers);
         ChargeRequest request = bodies.read(headers, body, ChargeRequest.class);
@@ -102,7 +157,17 @@ public class SandboxResource {
 
     @GET
     @Path("/charges/{request_no}")
-    public Uni<Response> query(@Context HttpHeaders headers, @PathParam("request_no") String requestNo) {
+    @Operation(operationId = "sandboxQueryCharge", summary = "Query a charge by request number")
+    @APIResponse(responseCode = "200", description = "The charge as it stands.",
+            content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(ref = "SandboxCharge")))
+    @APIResponse(responseCode = "400", ref = "InvalidIdentifier")
+    @APIResponse(responseCode = "404", description = "`charge_not_found`: no charge of this number arrived, and it"
+            + " was not closed.",
+            content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"),
+                    examples = @ExampleObject(name = "charge_not_found", ref = "charge_not_found")))
+    public Uni<Response> query(@Context HttpHeaders headers,
+            @Parameter(schema = @Schema(type = SchemaType.STRING, pattern = Identifiers.REGEX), example = "req_1")
+            @PathParam("request_no") String requestNo) {
         String merchantId = enabledFor(headers);
         Identifiers.require("request_no", requestNo);
         return ledger.find(merchantId, requestNo).map(charge -> charge.isPresent()
@@ -117,7 +182,19 @@ public class SandboxResource {
     @POST
     @Path("/charges/{request_no}/close")
     @Consumes(MediaType.WILDCARD)
-    public Uni<Response> close(@Context HttpHeaders headers, @PathParam("request_no") String requestNo) {
+    @Operation(operationId = "sandboxCloseCharge",
+            summary = "Close a request number, so that no charge of it can succeed")
+    @APIResponse(responseCode = "200", description = "Closed: it was never charged, is still pending, or was declined.",
+            content = @Content(mediaType = MediaType.APPLICATION_JSON,
+                    schema = @Schema(implementation = ClosedBody.class)))
+    @APIResponse(responseCode = "400", ref = "InvalidIdentifier")
+    @APIResponse(responseCode = "409",
+            description = "`charge_succeeded`: a charge of this number succeeded; `txn_id` names it.",
+            content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"),
+                    examples = @ExampleObject(name = "charge_succeeded", ref = "charge_succeeded")))
+    public Uni<Response> close(@Context HttpHeaders headers,
+            @Parameter(schema = @Schema(type = SchemaType.STRING, pattern = Identifiers.REGEX), example = "req_1")
+            @PathParam("request_no") String requestNo) {
         String merchantId = enabledFor(headers);
         Identifiers.require("request_no", requestNo);
         return ledger.close(merchantId, requestNo).map(charge -> {
@@ -134,7 +211,13 @@ public class SandboxResource {
 
     @GET
     @Path("/charges")
-    public Uni<SandboxLedger.OrderLedger> ledger(@Context HttpHeaders headers, @QueryParam("order_no") String orderNo) {
+    @Operation(operationId = "sandboxLedger", summary = "The ledger of an order: successful charges and charge calls")
+    @APIResponse(responseCode = "200", description = "The order's ledger (zeros for an order never charged).",
+            content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(ref = "SandboxLedger")))
+    @APIResponse(responseCode = "400", ref = "InvalidIdentifier")
+    public Uni<SandboxLedger.OrderLedger> ledger(@Context HttpHeaders headers,
+            @Parameter(required = true, schema = @Schema(type = SchemaType.STRING, pattern = Identifiers.REGEX),
+                    example = "ord_1") @QueryParam("order_no") String orderNo) {
         String merchantId = enabledFor(headers);
         Identifiers.require("order_no", orderNo);
         return ledger.ledger(merchantId, orderNo);
@@ -143,6 +226,13 @@ public class SandboxResource {
     @PUT
     @Path("/behavior")
     @Consumes(MediaType.WILDCARD)
+    @Operation(operationId = "sandboxSetBehavior",
+            summary = "Replace the calling merchant's behaviour for its next charges")
+    @RequestBody(required = true, content = @Content(mediaType = MediaType.APPLICATION_JSON,
+            schema = @Schema(implementation = BehaviorRequest.class)))
+    @APIResponse(responseCode = "200", description = "The behaviour now in force.",
+            content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(ref = "SandboxBehavior")))
+    @APIResponse(responseCode = "400", ref = "InvalidBody")
     public SandboxBehavior.Setting setBehavior(@Context HttpHeaders headers, byte[] body) {
         String merchantId = enabledFor(headers);
         BehaviorRequest request = bodies.read(headers, body, BehaviorRequest.class);
@@ -151,6 +241,9 @@ public class SandboxResource {
 
     @GET
     @Path("/behavior")
+    @Operation(operationId = "sandboxGetBehavior", summary = "The calling merchant's behaviour now in force")
+    @APIResponse(responseCode = "200", description = "The behaviour now in force.",
+            content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(ref = "SandboxBehavior")))
     public SandboxBehavior.Setting getBehavior(@Context HttpHeaders headers) {
         return behavior.current(enabledFor(headers));
     }
