@@ -12,7 +12,7 @@ import java.util.regex.Pattern;
 /** The series of a Prometheus text exposition, as {@code /q/metrics} answers it: each name with its label sets. */
 final class Exposition {
 
-    private static final Pattern LABEL = Pattern.compile("(\\w+)=\"((?:[^\"\\\\]|\\\\.)*)\"");
+    private static final Pattern LABEL = Pattern.compile("(\\w+)=\"((?:[^\"\\\\]++|\\\\.)*+)\"");
 
     private final Map<String, List<Map<String, String>>> series = new HashMap<>();
 

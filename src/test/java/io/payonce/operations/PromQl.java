@@ -26,7 +26,7 @@ final class PromQl {
     private static final Pattern RANGE = Pattern.compile("\\[[^\\]]*\\]");
     /** A name not inside another word or number, with its braces if it has any. */
     private static final Pattern SELECTOR = Pattern.compile("(?<![\\w:.$])([a-zA-Z_:][\\w:]*)\\s*(\\{[^}]*\\})?");
-    private static final Pattern MATCHER = Pattern.compile("(\\w+)\\s*(=~|!~|!=|=)\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
+    private static final Pattern MATCHER = Pattern.compile("(\\w+)\\s*(=~|!~|!=|=)\\s*\"((?:[^\"\\\\]++|\\\\.)*+)\"");
     private static final Set<String> KEYWORDS = Set.of("and", "or", "unless", "bool", "offset", "inf", "nan");
 
     private PromQl() {
