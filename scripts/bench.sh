@@ -6,7 +6,7 @@
 # against the native executable, and with BENCH_GALERA, against two instances on a Galera cluster
 # (below). Writes src/bench/report.txt, summary.jsonl and latency.svg; prints the report. About 3.5
 # minutes with a warm Maven cache (a minute of it the warm-up, until the application's JIT has
-# settled), 1.5 more for the native pass, about 4 more for the Galera pass, plus up to
+# settled), 1.5 more for the native pass, about 3 more for the Galera pass, plus up to
 # BENCH_QUIET_WAIT (180) seconds, before each pass, when other work keeps the machine busy.
 #
 #   scripts/bench.sh                    the full run
