@@ -331,6 +331,8 @@ if [[ -n $GALERA ]]; then
     -Dbench.limits.from=src/bench/summary.jsonl -Dbench.app.java.opts="$JAVA_OPTS"
   stop_apps
   stop_cluster
+  # about 1 GB of data directories; after a failure (the script exits before this) they stay for a look
+  rm -rf target/galera/bench
   echo >&2
   java -cp "$classpath" io.payonce.bench.Comparison src/bench galera || { ((driver_rc)) || driver_rc=1; }
 fi
