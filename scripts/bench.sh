@@ -117,6 +117,8 @@ recreate_db() {
 
 # The running pass's instances, and each one's start-up (ms), Quarkus' "started in" and idle RSS (KiB).
 app_pids=() app_ports=() startups=() started_ins=() idle_rsss=()
+# the load driver while it runs (run_driver)
+driver_pid=
 stop_apps() {
   local pid
   for pid in "${app_pids[@]}"; do app_stop "$pid"; done
@@ -183,6 +185,7 @@ stop_cluster() {
   galera_pid= galera_ports=()
 }
 cleanup() {
+  [[ -z $driver_pid ]] || kill -TERM "$driver_pid" 2>/dev/null || true
   stop_apps
   stop_cluster
 }
@@ -284,7 +287,11 @@ run_driver() {
     -Dbench.app.startup.ms="$(joined "${startups[@]}")" -Dbench.app.started.in="$(joined "${started_ins[@]}")" \
     -Dbench.app.idle.rss.kib="$(joined "${idle_rsss[@]}")" -Dbench.commit="$commit" \
     -Dbench.scale="${BENCH_SCALE:-1}" -Dbench.quiet="$quiet" -Dbench.out=src/bench "$@" \
-    io.payonce.bench.Bench 9>&- || rc=$?
+    io.payonce.bench.Bench 9>&- &
+  # waited for rather than run in the foreground, so that INT or TERM stop the run at once (cleanup)
+  driver_pid=$!
+  wait "$driver_pid" || rc=$?
+  driver_pid=
   ((rc <= driver_rc)) || driver_rc=$rc
 }
 
