@@ -3,10 +3,11 @@
 # `payonce_bench` on the local MariaDB and the local Redis (sandbox channel, JAVA_OPTS from
 # java17.sh), measures its start-up and idle memory, then runs the load driver
 # (src/test/java/io/payonce/bench) and stops the application; with BENCH_NATIVE, then the same
-# against the native executable (below). Writes src/bench/report.txt, summary.jsonl and latency.svg;
-# prints the report. About 3.5 minutes with a warm Maven cache (a minute of it the warm-up, until
-# the application's JIT has settled), 1.5 more for the native pass, plus up to BENCH_QUIET_WAIT (180)
-# seconds, before each pass, when other work keeps the machine busy.
+# against the native executable, and with BENCH_GALERA, against two instances on a Galera cluster
+# (below). Writes src/bench/report.txt, summary.jsonl and latency.svg; prints the report. About 3.5
+# minutes with a warm Maven cache (a minute of it the warm-up, until the application's JIT has
+# settled), 1.5 more for the native pass, about 3 more for the Galera pass, plus up to
+# BENCH_QUIET_WAIT (180) seconds, before each pass, when other work keeps the machine busy.
 #
 #   scripts/bench.sh                    the full run
 #   BENCH_SCALE=0.2 scripts/bench.sh    every N scaled (a quick look; figures less stable)
@@ -22,11 +23,23 @@
 #                                       unique and replay only. Writes report-native.txt,
 #                                       latency-native.svg, its lines in summary.jsonl (tagged
 #                                       "runtime":"native") and comparison.txt, and prints the comparison.
+#   BENCH_GALERA=1 scripts/bench.sh     after those, a pass on a three-node MariaDB Galera cluster of its own
+#                                       (GaleraCluster, from the test classpath, on free loopback ports, with
+#                                       the shared server's durability and buffer pool): two instances of the
+#                                       JVM application with the same options, on nodes 1 and 2, each charging
+#                                       its own sandbox, the shared Redis; phases limits (the cluster's database
+#                                       limit), unique, replay and storm, requests spread over both instances,
+#                                       the copies of one request split across them. Writes report-galera.txt,
+#                                       latency-galera.svg, its lines in summary.jsonl (tagged
+#                                       "deployment":"galera-2", the others "single") and comparison-galera.txt,
+#                                       and prints that comparison. Needs galera-4 and rsync
+#                                       (scripts/services.sh --test-tools, which this runs).
 #
 # Traffic goes to loopback only. The shared MariaDB and Redis are used, never stopped or flushed:
 # the database payonce_bench is dropped and recreated, and Redis keys the run made are deleted.
-# src/bench holds the outputs of one invocation: a run without BENCH_NATIVE removes those of an
-# earlier native pass.
+# Everything the script starts (instances, the cluster) is stopped when it ends, however it ends.
+# src/bench holds the outputs of one invocation: a run without BENCH_NATIVE or BENCH_GALERA removes
+# those of an earlier such pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,15 +57,31 @@ if [[ -n $NATIVE ]]; then
   [[ -x $NATIVE && -f $NATIVE ]] || { echo "bench.sh: BENCH_NATIVE=$NATIVE is not an executable file" >&2; exit 1; }
   NATIVE=$(realpath "$NATIVE")
 fi
+# The Galera pass compares with the single server what a cluster changes: the database's limit, and
+# unique and replay; storm checks that copies split across two nodes still make one charge. wait, a
+# measure of wake-up bursts, is measured once, on the single server.
+GALERA=${BENCH_GALERA:-}
+GALERA_PHASES=limits,unique,replay,storm
+# the database GaleraCluster creates on the cluster
+GALERA_DB=payonce
 
-DB_NAME=$DB scripts/services.sh
+if [[ -n $GALERA ]]; then
+  DB_NAME=$DB scripts/services.sh --test-tools
+else
+  DB_NAME=$DB scripts/services.sh
+fi
 source scripts/java17.sh
 
 port_open() { timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$1" 2>/dev/null; }
-if port_open "$PORT"; then
-  echo "bench.sh: port $PORT is in use; stop what listens there first" >&2
-  exit 1
-fi
+require_free() {
+  if port_open "$1"; then
+    echo "bench.sh: port $1 is in use; stop what listens there first" >&2
+    exit 1
+  fi
+}
+require_free "$PORT"
+[[ -z $GALERA ]] || require_free "$((PORT + 1))"
+joined() { local IFS=,; echo "$*"; }
 
 # Percent of the machine's CPU time that was busy over 2 s, from the first line of /proc/stat.
 busy_pct() {
@@ -86,12 +115,83 @@ recreate_db() {
   "$mysql_cli" -h127.0.0.1 -P3306 -uroot -e "DROP DATABASE IF EXISTS \`$DB\`; CREATE DATABASE IF NOT EXISTS \`$DB\`"
 }
 
-app_pid=
-stop_app() {
-  [[ -z $app_pid ]] || app_stop "$app_pid"
-  app_pid=
+# The running pass's instances, and each one's start-up (ms), Quarkus' "started in" and idle RSS (KiB).
+app_pids=() app_ports=() startups=() started_ins=() idle_rsss=()
+# the load driver while it runs (run_driver)
+driver_pid=
+stop_apps() {
+  local pid
+  for pid in "${app_pids[@]}"; do app_stop "$pid"; done
+  app_pids=() app_ports=() startups=() started_ins=() idle_rsss=()
 }
-trap stop_app EXIT
+
+# The Galera pass's cluster: GaleraCluster's main, from the test classpath, holding three mariadbd. Its
+# standard input is a pipe this script holds open on fd 9, which nothing else the script starts
+# inherits (9>&-): when the script ends, however it ends, the pipe closes and the cluster kills its
+# nodes. It also stops by itself after the bound it is given.
+galera_pid= galera_ports=()
+GALERA_LIFE_SECONDS=3600
+# One attempt: answers 0 once the cluster is ready (galera_ports set), else stops what it started.
+launch_cluster() {
+  local out=$1 log=$2 opts=$3
+  : >"$out"
+  # shellcheck disable=SC2086  # opts is a list of options, split on purpose
+  exec 9> >(exec java -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$classpath" \
+    io.payonce.support.GaleraCluster bench "$GALERA_LIFE_SECONDS" $opts >"$out" 2>"$log")
+  galera_pid=$!
+  for _ in $(seq 1 600); do # 300 s at most: its own bounds are 60 s to install a node and 90 s to sync one
+    grep -q '^ready' "$out" && break
+    kill -0 "$galera_pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  if ! grep -q '^ready' "$out"; then
+    echo "bench.sh: the Galera cluster did not start; its log ($log, the nodes' in target/it-logs):" >&2
+    tail -n 20 "$log" >&2
+    stop_cluster
+    return 1
+  fi
+  mapfile -t galera_ports < <(awk '$1 == "node" {print $4}' "$out")
+  echo "bench.sh: Galera cluster $(grep '^ready' "$out"), SQL ports $(joined "${galera_ports[@]}")" >&2
+}
+# Two attempts: on a machine busy with other tests a node's mariadb-install-db can fail where a fresh
+# start succeeds.
+start_cluster() {
+  local opts
+  # the shared server's durability and memory, so that the cluster is what differs
+  opts=$("$mysql_cli" -h127.0.0.1 -P3306 -uroot -N -e "SELECT CONCAT_WS(' ',
+    CONCAT('innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit),
+    CONCAT('innodb_buffer_pool_size=', @@innodb_buffer_pool_size),
+    CONCAT('innodb_log_file_size=', @@innodb_log_file_size))")
+  echo "bench.sh: starting a three-node Galera cluster ($opts)" >&2
+  launch_cluster target/bench-galera-cluster.out target/bench-galera-cluster.log "$opts" ||
+    launch_cluster target/bench-galera-cluster.out target/bench-galera-cluster-2.log "$opts" ||
+    exit 1
+}
+stop_cluster() {
+  [[ -n $galera_pid ]] || return 0
+  exec 9>&- # its standard input ends: it kills its nodes and exits
+  for _ in $(seq 1 100); do kill -0 "$galera_pid" 2>/dev/null || break; sleep 0.1; done
+  # still starting, so not reading its input: SIGTERM runs the hook that kills the nodes
+  kill -TERM "$galera_pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$galera_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$galera_pid" 2>/dev/null || true
+  # any node its starter did not take down: a mariadbd with a data directory of this cluster
+  local pid
+  for pid in $(pgrep -x mariadbd || true); do
+    if [[ $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) == *"--defaults-file=$(pwd -P)/target/galera/bench/node"* ]]; then
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+  galera_pid= galera_ports=()
+}
+cleanup() {
+  [[ -z $driver_pid ]] || kill -TERM "$driver_pid" 2>/dev/null || true
+  stop_apps
+  stop_cluster
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 jfr_opts=()
 if [[ -n ${BENCH_JFR:-} ]]; then
@@ -107,40 +207,48 @@ native_exec() {
   exec "$NATIVE" ${BENCH_NATIVE_OPTS:-}
 }
 
-# Starts the application as "$@" (app_exec or native_exec) on a fresh database once the machine is
-# quiet, and measures its start-up: sets app_pid, startup_ms, started_in and idle_rss_kib.
-start_app() {
-  local log=$1 ready=no started_ns ready_ns
-  shift
-  recreate_db
-  if port_open "$PORT"; then
-    echo "bench.sh: port $PORT is in use; stop what listens there first" >&2
-    exit 1
-  fi
-  quiet_wait
-  echo "bench.sh: $quiet; starting $runtime on port $PORT" >&2
+# Starts one instance as "$@" (app_exec or native_exec) on port $2 against the database at $3
+# (host:port/name), and measures its start-up: adds its pid, port, start-up, "started in" and idle RSS
+# to the pass's lists.
+start_instance() {
+  local log=$1 port=$2 database=$3 ready=no started_ns ready_ns pid startup_ms started_in idle_rss_kib
+  shift 3
+  require_free "$port"
   started_ns=$(date +%s%N)
-  QUARKUS_HTTP_PORT=$PORT \
-  QUARKUS_DATASOURCE_REACTIVE_URL=mysql://127.0.0.1:3306/$DB \
-  QUARKUS_DATASOURCE_JDBC_URL=jdbc:mariadb://127.0.0.1:3306/$DB \
-    "$@" >"$log" 2>&1 &
-  app_pid=$!
+  QUARKUS_HTTP_PORT=$port \
+  QUARKUS_DATASOURCE_REACTIVE_URL=mysql://$database \
+  QUARKUS_DATASOURCE_JDBC_URL=jdbc:mariadb://$database \
+    "$@" >"$log" 2>&1 9>&- &
+  pid=$!
+  app_pids+=("$pid") app_ports+=("$port")
   for _ in $(seq 1 1200); do # 60 s at most
-    if curl -sf -o /dev/null "http://127.0.0.1:$PORT/q/health/ready"; then ready=yes; break; fi
-    kill -0 "$app_pid" 2>/dev/null || break
+    if curl -sf -o /dev/null "http://127.0.0.1:$port/q/health/ready"; then ready=yes; break; fi
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
   done
   ready_ns=$(date +%s%N)
   if [[ $ready != yes ]]; then
-    echo "bench.sh: the application ($runtime) did not become ready; its log ($log):" >&2
+    echo "bench.sh: the application ($runtime, port $port) did not become ready; its log ($log):" >&2
     tail -n 40 "$log" >&2
     exit 1
   fi
   startup_ms=$(((ready_ns - started_ns) / 1000000))
   started_in=$(sed -n 's/.* started in \([0-9.]*\)s.*/\1/p' "$log" | head -n 1)
   sleep 3 # settle: let start-up garbage and lazy initialisation finish before reading idle memory
-  idle_rss_kib=$(awk '/^VmRSS:/ {print $2}' "/proc/$app_pid/status")
-  echo "bench.sh: $runtime ready in ${startup_ms} ms (Quarkus: started in ${started_in}s), idle RSS ${idle_rss_kib} KiB" >&2
+  idle_rss_kib=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status")
+  startups+=("$startup_ms") started_ins+=("${started_in:-?}") idle_rsss+=("$idle_rss_kib")
+  echo "bench.sh: $runtime on port $port ready in ${startup_ms} ms (Quarkus: started in ${started_in}s), idle RSS ${idle_rss_kib} KiB" >&2
+}
+
+# Starts the application as "$@" on port PORT and a fresh database on the shared server, once the
+# machine is quiet.
+start_app() {
+  local log=$1
+  shift
+  recreate_db
+  quiet_wait
+  echo "bench.sh: $quiet; starting $runtime on port $PORT" >&2
+  start_instance "$log" "$PORT" "127.0.0.1:3306/$DB" "$@"
 }
 
 # The machine limits are measured with the application's own client settings: from JAVA_OPTS when it
@@ -158,8 +266,9 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [[ -n $(git status --porcelain --untracked-files=no -- . ':!src/bench' 2>/dev/null) ]]; then commit+="+changes"; fi
 classpath="target/test-classes:$(cat target/bench-classpath.txt)"
 
-# Runs the load driver against the application started last, with the pass's own settings in "$@";
-# keeps the worst exit status in driver_rc (2: a phase could not run) and goes on.
+# Runs the load driver against the instances started last, with the pass's own settings in "$@" (the
+# database: -Dbench.db.name and -Dbench.db.port, this run's by default); keeps the worst exit status in
+# driver_rc (2: a phase could not run) and goes on.
 driver_rc=0
 run_driver() {
   local rc=0 opts=$DRIVER_OPTS
@@ -170,39 +279,68 @@ run_driver() {
   fi
   # shellcheck disable=SC2086  # opts is a list of options, split on purpose
   timeout 900 java $opts -cp "$classpath" \
-    -Dbench.port=$PORT -Dbench.db.name=$DB \
+    -Dbench.port="$(joined "${app_ports[@]}")" -Dbench.db.name=$DB \
     -Dbench.db.pool="$(app_setting quarkus.datasource.reactive.max-size 20)" \
     -Dbench.db.cache-prepared="$(app_setting quarkus.datasource.reactive.cache-prepared-statements true)" \
     -Dbench.redis.pool="$(app_setting quarkus.redis.max-pool-size 6)" \
-    -Dbench.runtime="$runtime" -Dbench.app.pid="$app_pid" -Dbench.app.startup.ms="$startup_ms" \
-    -Dbench.app.started.in="${started_in:-?}" -Dbench.app.idle.rss.kib="$idle_rss_kib" -Dbench.commit="$commit" \
+    -Dbench.runtime="$runtime" -Dbench.app.pid="$(joined "${app_pids[@]}")" \
+    -Dbench.app.startup.ms="$(joined "${startups[@]}")" -Dbench.app.started.in="$(joined "${started_ins[@]}")" \
+    -Dbench.app.idle.rss.kib="$(joined "${idle_rsss[@]}")" -Dbench.commit="$commit" \
     -Dbench.scale="${BENCH_SCALE:-1}" -Dbench.quiet="$quiet" -Dbench.out=src/bench "$@" \
-    io.payonce.bench.Bench || rc=$?
+    io.payonce.bench.Bench 9>&- &
+  # waited for rather than run in the foreground, so that INT or TERM stop the run at once (cleanup)
+  driver_pid=$!
+  wait "$driver_pid" || rc=$?
+  driver_pid=
   ((rc <= driver_rc)) || driver_rc=$rc
 }
 
 # The JVM pass: the packaged application as run.sh runs it.
-rm -f src/bench/report-native.txt src/bench/latency-native.svg src/bench/comparison.txt
+rm -f src/bench/report-native.txt src/bench/latency-native.svg src/bench/comparison.txt \
+  src/bench/report-galera.txt src/bench/latency-galera.svg src/bench/comparison-galera.txt
 runtime=jvm
 start_app target/bench-app.log app_exec "${jfr_opts[@]}"
 run_driver -Dbench.only="$ONLY" -Dbench.app.java.opts="$JAVA_OPTS"
-stop_app
-[[ -n $NATIVE ]] || exit "$driver_rc"
-# The native pass takes its bounds from the limits the JVM pass wrote to summary.jsonl; if that driver
+stop_apps
+[[ -n $NATIVE || -n $GALERA ]] || exit "$driver_rc"
+# The later passes take their bounds from the limits the JVM pass wrote to summary.jsonl; if that driver
 # did not finish (exit status other than 0, or 2 for a phase that could not run), the file is an
-# earlier run's and goes, so that the comparison cannot pair the native pass with it.
+# earlier run's and goes, so that a comparison cannot pair a later pass with it.
 if ((driver_rc != 0 && driver_rc != 2)); then rm -f src/bench/summary.jsonl; fi
+phases_of() { tr ',' '\n' <<<"$ONLY" | grep -Fx -f <(tr ',' '\n' <<<"$1") | paste -sd, -; }
 
 # The native pass: the same port, database (created empty again) and QUARKUS_* variables.
-native_only=$(tr ',' '\n' <<<"$ONLY" | grep -Fx -f <(tr ',' '\n' <<<"$NATIVE_PHASES") | paste -sd, -) || true
-# the GraalVM release the executable was built with, as it records it
-native_vm=$(grep -a -o -m 1 'com\.oracle\.svm\.core\.VM=[[:print:]]*' "$NATIVE" | head -n 1 | cut -d= -f2) || true
-runtime=native
-start_app target/bench-native.log native_exec
-run_driver -Dbench.only="${native_only:-none}" -Dbench.limits.from=src/bench/summary.jsonl \
-  -Dbench.app.executable="$NATIVE" -Dbench.app.native.opts="${BENCH_NATIVE_OPTS:-}" -Dbench.app.vm="${native_vm:-unknown}"
-stop_app
+if [[ -n $NATIVE ]]; then
+  native_only=$(phases_of "$NATIVE_PHASES") || true
+  # the GraalVM release the executable was built with, as it records it
+  native_vm=$(grep -a -o -m 1 'com\.oracle\.svm\.core\.VM=[[:print:]]*' "$NATIVE" | head -n 1 | cut -d= -f2) || true
+  runtime=native
+  start_app target/bench-native.log native_exec
+  run_driver -Dbench.only="${native_only:-none}" -Dbench.limits.from=src/bench/summary.jsonl \
+    -Dbench.app.executable="$NATIVE" -Dbench.app.native.opts="${BENCH_NATIVE_OPTS:-}" -Dbench.app.vm="${native_vm:-unknown}"
+  stop_apps
+  echo >&2
+  java -cp "$classpath" io.payonce.bench.Comparison src/bench native || { ((driver_rc)) || driver_rc=1; }
+fi
 
-echo >&2
-java -cp "$classpath" io.payonce.bench.Comparison src/bench || { ((driver_rc)) || driver_rc=1; }
+# The Galera pass: a fresh cluster, then two instances of the JVM application as the JVM pass ran it,
+# the first on node 1 (it migrates the empty schema), the second on node 2 once the first is ready.
+if [[ -n $GALERA ]]; then
+  galera_only=$(phases_of "$GALERA_PHASES") || true
+  runtime=jvm
+  start_cluster
+  quiet_wait
+  echo "bench.sh: $quiet; starting $runtime on ports $PORT and $((PORT + 1)), on nodes 1 and 2" >&2
+  start_instance target/bench-galera-1.log "$PORT" "127.0.0.1:${galera_ports[0]}/$GALERA_DB" app_exec
+  start_instance target/bench-galera-2.log "$((PORT + 1))" "127.0.0.1:${galera_ports[1]}/$GALERA_DB" app_exec
+  run_driver -Dbench.only="${galera_only:-none}" -Dbench.deployment=galera-2 -Dbench.db.name=$GALERA_DB \
+    -Dbench.db.port="${galera_ports[0]},${galera_ports[1]}" -Dbench.galera.ports="$(joined "${galera_ports[@]}")" \
+    -Dbench.limits.from=src/bench/summary.jsonl -Dbench.app.java.opts="$JAVA_OPTS"
+  stop_apps
+  stop_cluster
+  # about 1 GB of data directories; after a failure (the script exits before this) they stay for a look
+  rm -rf target/galera/bench
+  echo >&2
+  java -cp "$classpath" io.payonce.bench.Comparison src/bench galera || { ((driver_rc)) || driver_rc=1; }
+fi
 exit "$driver_rc"

@@ -11,14 +11,16 @@ import java.util.Locale;
  * CPU time of the processes a scenario keeps busy (application, MariaDB, Redis, this driver) and of the
  * whole machine, from /proc. On two cores a figure is only trustworthy when the driver's share is
  * small and "other" (anything else on the machine, such as a build running beside us) is near zero.
+ * Where the application runs as several instances, or the database as several nodes, their times are
+ * summed.
  */
 final class CpuMeter {
 
     /** Linux reports process and machine times in clock ticks of 1/100 s on every common configuration. */
     private static final double TICKS_PER_SECOND = 100;
 
-    private final long appPid;
-    private final long dbPid;
+    private final List<Long> appPids;
+    private final List<Long> dbPids;
     private final long redisPid;
     private final long driverPid = ProcessHandle.current().pid();
 
@@ -45,16 +47,28 @@ final class CpuMeter {
         }
     }
 
-    CpuMeter(long appPid, long dbPid, long redisPid) {
-        this.appPid = appPid;
-        this.dbPid = dbPid;
+    CpuMeter(List<Long> appPids, List<Long> dbPids, long redisPid) {
+        this.appPids = List.copyOf(appPids);
+        this.dbPids = List.copyOf(dbPids);
         this.redisPid = redisPid;
     }
 
     Sample sample() {
-        long[] app = processTimes(appPid);
-        return new Sample(System.nanoTime(), app[0] + app[1], app[1], compilerTicks(appPid), total(dbPid),
-                total(redisPid), total(driverPid), machineBusyTicks());
+        long app = 0;
+        long appSystem = 0;
+        long appJit = 0;
+        for (long pid : appPids) {
+            long[] times = processTimes(pid);
+            app += times[0] + times[1];
+            appSystem += times[1];
+            appJit += compilerTicks(pid);
+        }
+        long db = 0;
+        for (long pid : dbPids) {
+            db += total(pid);
+        }
+        return new Sample(System.nanoTime(), app, appSystem, appJit, db, total(redisPid), total(driverPid),
+                machineBusyTicks());
     }
 
     Usage since(Sample start) {

@@ -1,6 +1,7 @@
 package io.payonce.bench;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -12,6 +13,8 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.SqlConnectOptions;
+import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 
 /**
@@ -25,12 +28,16 @@ import io.vertx.sqlclient.Tuple;
  * autocommit writes. The metric is server-wide, so other clients' writes during a window would be
  * counted too; {@code information_schema.TABLE_STATISTICS} (userstat) tells whether any other schema
  * changed rows meanwhile, and the report says so.
+ *
+ * <p>On a Galera cluster the connection that reads counters and checks goes to one node, and a pool for the
+ * machine limits spreads its connections over the nodes the application's instances use.
  */
 final class Database implements AutoCloseable {
 
     /** The schema Flyway migrated for the application under test. */
     private final String schema;
-    private final MySQLConnectOptions connect;
+    /** The server, or the cluster nodes the application uses: the admin connection goes to the first. */
+    private final List<SqlConnectOptions> connect;
     private final Vertx vertx;
     private final Pool admin;
     private boolean enabledMonitor;
@@ -54,26 +61,60 @@ final class Database implements AutoCloseable {
             WHERE VARIABLE_NAME IN ('COM_STMT_PREPARE', 'COM_STMT_EXECUTE', 'COM_STMT_CLOSE', 'COM_BEGIN',
                                     'COM_COMMIT', 'QUESTIONS', 'CREATED_TMP_TABLES', 'CREATED_TMP_DISK_TABLES')""";
 
-    Database(Vertx vertx, String host, int port, String schema, String user, String password,
+    /**
+     * The application's schema on the server at {@code ports} (one), or on the cluster nodes the application's
+     * instances use (several).
+     */
+    Database(Vertx vertx, String host, List<Integer> ports, String schema, String user, String password,
             boolean cachePreparedStatements) {
         this.vertx = vertx;
         this.schema = schema;
-        this.connect = new MySQLConnectOptions().setHost(host).setPort(port).setDatabase(schema)
-                .setUser(user).setPassword(password)
+        this.connect = ports.stream().<SqlConnectOptions>map(port -> new MySQLConnectOptions().setHost(host)
+                .setPort(port).setDatabase(schema).setUser(user).setPassword(password)
                 // as the application's datasource: an UPDATE reports the rows it changed, and prepared
                 // statements are cached or not as the application has them
                 .setUseAffectedRows(true)
-                .setCachePreparedStatements(cachePreparedStatements);
-        this.admin = pool(2);
+                .setCachePreparedStatements(cachePreparedStatements)).toList();
+        this.admin = MySQLBuilder.pool().with(new PoolOptions().setMaxSize(2)).connectingTo(connect.get(0))
+                .withConnectHandler(Database::waitForTheCluster).using(vertx).build();
     }
 
     String schema() {
         return schema;
     }
 
-    /** A pool like the application's reactive datasource. */
+    /** A pool like the application's reactive datasource, its connections spread over every server given. */
     Pool pool(int size) {
-        return MySQLBuilder.pool().with(new PoolOptions().setMaxSize(size)).connectingTo(connect).using(vertx).build();
+        return MySQLBuilder.pool().with(new PoolOptions().setMaxSize(size)).connectingTo(connect)
+                .withConnectHandler(Database::waitForTheCluster).using(vertx).build();
+    }
+
+    /**
+     * As the application's connections (its CausalReads): on a Galera node a read first waits until the node
+     * has applied what the cluster committed before it, so a check right after a scenario sees every row of
+     * it; a server without a cluster ignores the setting. The handler hands the connection to the pool by
+     * closing it.
+     */
+    private static void waitForTheCluster(SqlConnection conn) {
+        conn.query("SET SESSION wsrep_sync_wait = 1").execute().onComplete(set -> conn.close());
+    }
+
+    /**
+     * The Galera counters of this server ({@code wsrep_replicated} ...) that are numbers, by lower-case name;
+     * empty on a server without a cluster.
+     */
+    Future<Map<String, Long>> clusterStatus() {
+        return admin.query("SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+                + " WHERE VARIABLE_NAME LIKE 'WSREP\\_%'").execute().map(rows -> {
+                    Map<String, Long> status = new HashMap<>();
+                    for (Row row : rows) {
+                        String value = row.getString(1);
+                        if (value != null && value.matches("-?\\d+")) {
+                            status.put(row.getString(0).toLowerCase(Locale.ROOT), Long.parseLong(value));
+                        }
+                    }
+                    return status;
+                });
     }
 
     /** Turns the commit metric and table statistics on if they are off; {@link #close} turns them back off. */
@@ -164,6 +205,19 @@ final class Database implements AutoCloseable {
                     return row.getString(0) + " (innodb_flush_log_at_trx_commit=" + row.getValue(1)
                             + ", buffer pool " + row.getLong(2) / (1024 * 1024) + " MiB, binlog "
                             + (String.valueOf(row.getValue(3)).equals("1") ? "on" : "off") + ")";
+                });
+    }
+
+    /** The Galera provider and how the node applies the others' write sets, for the report's header. */
+    Future<String> describeCluster() {
+        return admin.query("SELECT (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+                + " WHERE VARIABLE_NAME = 'WSREP_PROVIDER_VERSION'), @@wsrep_slave_threads,"
+                + " (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_SIZE')")
+                .execute()
+                .map(rows -> {
+                    Row row = rows.iterator().next();
+                    return "Galera " + row.getString(0) + ", " + row.getValue(2) + " nodes, wsrep_slave_threads="
+                            + row.getValue(1);
                 });
     }
 

@@ -13,9 +13,10 @@ import java.util.Locale;
 import io.vertx.core.json.JsonObject;
 
 /**
- * The plain-text report of one pass (the JVM application, or the native executable): machine, application,
- * limits, the scenario table, correctness checks, targets (informative: a miss never fails the run) and one
- * BENCH line per scenario, tagged with the pass's runtime, which summary.jsonl repeats.
+ * The plain-text report of one pass (the JVM application, the native executable, or two instances on a Galera
+ * cluster): machine, application, limits, the scenario table, correctness checks, targets (informative: a miss
+ * never fails the run) and one BENCH line per scenario, tagged with the pass's runtime and deployment, which
+ * summary.jsonl repeats.
  */
 final class Report {
 
@@ -31,11 +32,16 @@ final class Report {
     private final List<String> errors = new ArrayList<>();
     private final List<JsonObject> facts = new ArrayList<>();
     private final String runtime;
+    private final String deployment;
     private final String title;
 
-    /** {@code runtime} tags every BENCH line ({@code jvm}, {@code native}); {@code title} heads the text. */
-    Report(String runtime, String title) {
+    /**
+     * {@code runtime} ({@code jvm}, {@code native}) and {@code deployment} ({@code single}, {@code galera-2})
+     * tag every BENCH line; {@code title} heads the text.
+     */
+    Report(String runtime, String deployment, String title) {
         this.runtime = runtime;
+        this.deployment = deployment;
         this.title = title;
     }
 
@@ -151,9 +157,9 @@ final class Report {
         return lines;
     }
 
-    /** The line with the pass's runtime first, so that the JVM's and the native pass's lines tell apart. */
+    /** The line with the pass's runtime and deployment first, so that the passes' lines tell apart. */
     private String tagged(JsonObject line) {
-        return new JsonObject().put("runtime", runtime).mergeIn(line).encode();
+        return new JsonObject().put("runtime", runtime).put("deployment", deployment).mergeIn(line).encode();
     }
 
     private static JsonObject withCpu(Result r) {

@@ -21,7 +21,8 @@ import io.vertx.ext.web.client.HttpResponse;
 /**
  * The payment scenarios, each against the running application through its public API only, each under
  * a merchant of its own (and another for its warm-up), so no scenario sees another's orders, tokens or
- * cached answers. Timed phases exclude set-up (orders, tokens) and warm-up.
+ * cached answers. Timed phases exclude set-up (orders, tokens) and warm-up. Against several instances the
+ * requests are spread over them ({@link PayApi}), and the copies of one request are split across them.
  */
 final class Scenarios {
 
@@ -33,16 +34,20 @@ final class Scenarios {
 
     private final Vertx vertx;
     private final Context context;
-    private final int port;
+    /** The application's instances. */
+    private final List<Integer> ports;
     private final Database db;
+    private final ClusterCounters cluster;
     private final CpuMeter cpu;
     private final String runId;
 
-    Scenarios(Vertx vertx, Context context, int port, Database db, CpuMeter cpu, String runId) {
+    Scenarios(Vertx vertx, Context context, List<Integer> ports, Database db, ClusterCounters cluster, CpuMeter cpu,
+            String runId) {
         this.vertx = vertx;
         this.context = context;
-        this.port = port;
+        this.ports = List.copyOf(ports);
         this.db = db;
+        this.cluster = cluster;
         this.cpu = cpu;
         this.runId = runId;
     }
@@ -68,7 +73,7 @@ final class Scenarios {
         int rounds = 0;
         double jitPct;
         do {
-            PayApi api = PayApi.connect(vertx, port, SETUP_CONCURRENCY, merchant("warmup" + rounds));
+            PayApi api = PayApi.connect(vertx, ports, SETUP_CONCURRENCY, merchant("warmup" + rounds));
             try {
                 int orders = 5000;
                 createOrders(api, orders, SETUP_CONCURRENCY);
@@ -82,14 +87,14 @@ final class Scenarios {
             rounds++;
             elapsedMs = (System.nanoTime() - began) / 1_000_000;
         } while (elapsedMs < maxMillis && (elapsedMs < minMillis || jitPct >= settledPct));
-        PayApi api = PayApi.connect(vertx, port, SETUP_CONCURRENCY, merchant("warmup"));
+        PayApi api = PayApi.connect(vertx, ports, SETUP_CONCURRENCY, merchant("warmup"));
         try {
             String token = Bench.await(api.issueToken());
             Buffer body = PayApi.payBody("replay", "replay");
             Bench.await(api.requireOrder("replay"));
             Bench.await(api.pay(token, body));
             Bench.await(ClosedLoop.run(context, Integer.MAX_VALUE, SETUP_CONCURRENCY, replaysMillis,
-                    i -> api.pay(token, body).map(r -> r.statusCode() == 200)));
+                    i -> api.payOn(i, token, body).map(r -> r.statusCode() == 200)));
         } finally {
             api.close();
         }
@@ -106,7 +111,7 @@ final class Scenarios {
      */
     Result unique(long sandboxMs, int concurrency, int n, int warm) {
         String merchant = merchant("unique" + sandboxMs + "c" + concurrency);
-        PayApi api = PayApi.connect(vertx, port, concurrency, merchant);
+        PayApi api = PayApi.connect(vertx, ports, concurrency, merchant);
         PayApi warmApi = api.as(merchant + "_warm");
         try {
             createOrders(warmApi, warm, concurrency);
@@ -115,6 +120,7 @@ final class Scenarios {
             ClosedLoop.Run run;
             CpuMeter.Usage usage;
             Database.Delta delta;
+            JsonObject galera;
             if (sandboxMs > 0) {
                 Bench.await(api.sandboxLatency(sandboxMs, warm + n));
             }
@@ -122,10 +128,12 @@ final class Scenarios {
                 Bench.await(ClosedLoop.run(context, warm, concurrency, SETUP_LIMIT_MS,
                         i -> tokenThenPay(warmApi, i, new TreeMap<>())));
                 Database.Counters before = Bench.await(db.counters());
+                ClusterCounters.Reading clusterBefore = Bench.await(cluster.read());
                 CpuMeter.Sample start = cpu.sample();
                 run = Bench.await(ClosedLoop.run(context, n, concurrency, TIMED_LIMIT_MS, i -> tokenThenPay(api, i, statuses)));
                 usage = cpu.since(start);
                 delta = db.delta(before, Bench.await(db.counters()));
+                galera = cluster.since(clusterBefore, Bench.await(cluster.read()), run.completed());
             } finally {
                 if (sandboxMs > 0) {
                     Bench.await(api.sandboxLatency(0, 0));
@@ -172,6 +180,7 @@ final class Scenarios {
                             ? "; WARNING other clients changed " + delta.foreignRowsChanged()
                                     + " rows in other schemas meanwhile, so the count includes their commits"
                             : "; no other schema changed a row meanwhile"));
+            clusterFigures(summary, checks, galera, "payment");
             return new Result(label("unique", sandboxMs, concurrency), summary, run.latency(), checks, usage);
         } finally {
             api.close();
@@ -190,7 +199,7 @@ final class Scenarios {
     /** N copies of one finished request: each must be the stored answer, byte for byte, marked replayed. */
     Result replay(int concurrency, int n, int warm) {
         String merchant = merchant("replay" + concurrency);
-        PayApi api = PayApi.connect(vertx, port, concurrency, merchant);
+        PayApi api = PayApi.connect(vertx, ports, concurrency, merchant);
         try {
             Bench.await(api.requireOrder("o0"));
             String token = Bench.await(api.issueToken());
@@ -202,21 +211,24 @@ final class Scenarios {
             }
             Buffer expected = first.body();
             Map<Integer, Integer> statuses = new TreeMap<>();
-            ClosedLoop.Operation copy = i -> api.pay(token, body).map(r -> {
+            ClosedLoop.Operation copy = i -> api.payOn(i, token, body).map(r -> {
                 statuses.merge(r.statusCode(), 1, Integer::sum);
                 return r.statusCode() == 200 && PayApi.replayed(r) && expected.equals(r.body());
             });
             Bench.await(ClosedLoop.run(context, warm, concurrency, SETUP_LIMIT_MS, copy));
             statuses.clear();
+            ClusterCounters.Reading clusterBefore = Bench.await(cluster.read());
             CpuMeter.Sample start = cpu.sample();
             ClosedLoop.Run run = Bench.await(ClosedLoop.run(context, n, concurrency, TIMED_LIMIT_MS, copy));
             CpuMeter.Usage usage = cpu.since(start);
+            JsonObject galera = cluster.since(clusterBefore, Bench.await(cluster.read()), run.completed());
             JsonObject summary = Result.figures(new JsonObject().put("scenario", "replay").put("c", concurrency), run)
                     .put("statuses", statusJson(statuses));
-            List<String> checks = List.of(check(run.completed() == n && run.wrong() == 0 && run.failed() == 0,
+            List<String> checks = new ArrayList<>(List.of(check(run.completed() == n && run.wrong() == 0 && run.failed() == 0,
                     (run.completed() - run.wrong()) + " of " + n
                             + " copies 200, Idempotent-Replayed: true, body identical to the first " + statuses
-                            + errors(run)));
+                            + errors(run))));
+            clusterFigures(summary, checks, galera, "replay");
             return new Result("replay C=" + concurrency, summary, run.latency(), checks, usage);
         } finally {
             api.close();
@@ -237,7 +249,7 @@ final class Scenarios {
      */
     Result storm(int orders, int copies, int ordersAtOnce) {
         String merchant = merchant("storm");
-        PayApi api = PayApi.connect(vertx, port, copies * ordersAtOnce, merchant);
+        PayApi api = PayApi.connect(vertx, ports, copies * ordersAtOnce, merchant);
         PayApi warmApi = api.as(merchant + "_warm");
         try {
             // the warm-up storm also opens every connection, so the timed copies leave together
@@ -249,6 +261,7 @@ final class Scenarios {
             Answer[][] answers = new Answer[orders][copies];
             Histogram latency = ClosedLoop.histogram();
             long[] arrivals = new long[1];
+            ClusterCounters.Reading clusterBefore = Bench.await(cluster.read());
             CpuMeter.Sample start = cpu.sample();
             long began = System.nanoTime();
             for (int from = 0; from < orders; from += ordersAtOnce) {
@@ -259,6 +272,7 @@ final class Scenarios {
             }
             long elapsed = System.nanoTime() - began;
             CpuMeter.Usage usage = cpu.since(start);
+            JsonObject galera = cluster.since(clusterBefore, Bench.await(cluster.read()), orders);
 
             Map<Integer, Integer> statuses = new TreeMap<>();
             int identical = 0;
@@ -300,14 +314,15 @@ final class Scenarios {
                     .put("orders_first_paid", firstPaid)
                     .put("orders_one_record", oneRecord).put("max_records_per_order", maxRecords)
                     .put("orders_one_charge", oneCharge).put("max_charges_per_order", maxCharges);
-            List<String> checks = List.of(
+            List<String> checks = new ArrayList<>(List.of(
                     check(identical == total, String.format("%.2f%% of %d answers identical to their order's first"
                             + " (status and body) %s; %d of %d orders paid", identicalPct, total, statuses, firstPaid,
                             orders)),
                     check(oneRecord == orders, oneRecord + " of " + orders + " orders have exactly 1 payment record"
                             + " (max " + maxRecords + ")"),
                     check(oneCharge == orders, oneCharge + " of " + orders + " orders have exactly 1 ledger charge"
-                            + " (max " + maxCharges + ")"));
+                            + " (max " + maxCharges + ")")));
+            clusterFigures(summary, checks, galera, "order");
             return new Result("storm " + orders + "x" + copies, summary, latency, checks, usage);
         } finally {
             api.close();
@@ -325,7 +340,7 @@ final class Scenarios {
             for (int k = 0; k < copies; k++) {
                 int copy = k;
                 long sentAt = System.nanoTime();
-                api.pay(tokens[o], body).onComplete(ar -> {
+                api.payOn(copy, tokens[o], body).onComplete(ar -> {
                     latency.recordValue((System.nanoTime() - sentAt) / 1000);
                     answers[order][copy] = ar.succeeded()
                             ? new Answer(ar.result().statusCode(), ar.result().body(), PayApi.replayed(ar.result()),
@@ -347,7 +362,7 @@ final class Scenarios {
      */
     Result waits(int rounds, int waiters, int roundsAtOnce, long chargeMs, long delayMs) {
         String merchant = merchant("wait");
-        PayApi api = PayApi.connect(vertx, port, roundsAtOnce * (waiters + 1), merchant);
+        PayApi api = PayApi.connect(vertx, ports, roundsAtOnce * (waiters + 1), merchant);
         PayApi warmApi = api.as(merchant + "_warm");
         try {
             int warmRounds = Math.min(2, roundsAtOnce);
@@ -470,7 +485,7 @@ final class Scenarios {
     private void sendCopy(PayApi api, String token, Buffer body, Answer[][] answers, long[][] arrivedAt, int round,
             int copy, int[] remaining, Promise<Void> done) {
         long sentAt = System.nanoTime();
-        api.pay(token, body).onComplete(ar -> {
+        api.payOn(copy, token, body).onComplete(ar -> {
             arrivedAt[round][copy] = System.nanoTime();
             // the arrival field holds the copy's own latency here: the wait has no arrival order to keep
             long own = arrivedAt[round][copy] - sentAt;
@@ -517,6 +532,14 @@ final class Scenarios {
                     return true;
                 })));
         return charges;
+    }
+
+    /** On a cluster, what it did for the scenario: its BENCH line's {@code galera} member and a line of its checks. */
+    private static void clusterFigures(JsonObject summary, List<String> checks, JsonObject galera, String perWhat) {
+        if (galera != null) {
+            summary.put("galera", galera);
+            checks.add(ClusterCounters.describe(galera, perWhat));
+        }
     }
 
     private static JsonObject perPayment(Map<String, Long> rows, int payments) {

@@ -34,6 +34,8 @@ import java.util.stream.Stream;
  * <p>Nodes are numbered 1 to 3. Reads through {@link #count} and {@link #value} are causal
  * ({@code wsrep_sync_wait}): they see every transaction the cluster committed before they were sent,
  * whichever node committed it.
+ *
+ * <p>{@link #main} keeps a cluster for a script (scripts/bench.sh) until the script lets go of it.
  */
 public final class GaleraCluster implements AutoCloseable {
 
@@ -53,6 +55,7 @@ public final class GaleraCluster implements AutoCloseable {
     private final String name;
     private final File base;
     private final List<Node> nodes = new ArrayList<>();
+    private final List<String> options = new ArrayList<>();
     private final Thread killAll = new Thread(this::killEveryNode, "galera-kill-all");
 
     private static final class Node {
@@ -95,6 +98,18 @@ public final class GaleraCluster implements AutoCloseable {
     /** A cluster whose directories and logs are named after {@code name}; not started yet. */
     public static GaleraCluster named(String name) {
         return new GaleraCluster(name);
+    }
+
+    /**
+     * A server option for every node, {@code name=value} as in my.cnf, written after this class's own so
+     * that it overrides one of them; before {@link #start}.
+     */
+    public GaleraCluster option(String nameAndValue) {
+        if (!nodes.isEmpty()) {
+            throw new IllegalStateException("options are written when the cluster starts; it has started");
+        }
+        options.add(nameAndValue);
+        return this;
     }
 
     /** What this machine lacks to run a cluster, or null (scripts/services.sh --test-tools installs it all). */
@@ -264,6 +279,55 @@ public final class GaleraCluster implements AutoCloseable {
         }
     }
 
+    /**
+     * {@code GaleraCluster NAME MAX_SECONDS [OPTION=VALUE ...]}: starts a cluster named {@code NAME} with
+     * these server options, prints {@code node I port SQL_PORT pid PID} for each node and then
+     * {@code ready in MS ms}, and kills every node when its standard input ends (the script holding it
+     * closed it, or exited however it exited), on SIGTERM, or after {@code MAX_SECONDS}, whichever comes
+     * first. Exits 3 when the machine lacks what a cluster needs.
+     */
+    public static void main(String[] args) throws Exception {
+        if (args.length < 2) {
+            System.err.println("usage: GaleraCluster NAME MAX_SECONDS [OPTION=VALUE ...]");
+            System.exit(2);
+        }
+        String missing = missingTools();
+        if (missing != null) {
+            System.err.println("galera: " + missing);
+            System.exit(3);
+        }
+        long maxSeconds = Long.parseLong(args[1]);
+        GaleraCluster cluster = named(args[0]);
+        for (int i = 2; i < args.length; i++) {
+            cluster.option(args[i]);
+        }
+        Thread bound = new Thread(() -> {
+            try {
+                Thread.sleep(TimeUnit.SECONDS.toMillis(maxSeconds));
+            } catch (InterruptedException stopped) {
+                return;
+            }
+            System.err.println("galera: stopping after " + maxSeconds + " s, the bound it was given");
+            // the shutdown hook start() added kills every node, as it does on SIGTERM
+            System.exit(4);
+        }, "galera-bound");
+        bound.setDaemon(true);
+        bound.start();
+        try {
+            Duration took = cluster.start();
+            for (Node n : cluster.nodes) {
+                System.out.println("node " + n.index + " port " + n.sqlPort + " pid " + n.process.pid());
+            }
+            System.out.println("ready in " + took.toMillis() + " ms");
+            System.out.flush();
+            while (System.in.read() >= 0) {
+                // nothing is said on it: it is held open for as long as the cluster is wanted
+            }
+        } finally {
+            cluster.close();
+        }
+    }
+
     private void killEveryNode() {
         for (Node n : nodes) {
             if (n.process != null) {
@@ -313,7 +377,7 @@ public final class GaleraCluster implements AutoCloseable {
     private String config(Node node) {
         String peers = String.join(",", nodes.stream().map(n -> "127.0.0.1:" + n.gcommPort).toList());
         String dir = node.dir.getAbsolutePath();
-        return String.join("\n",
+        List<String> lines = new ArrayList<>(List.of(
                 "[mariadbd]",
                 "user=" + serverUser(),
                 "datadir=" + node.data().getAbsolutePath(),
@@ -342,8 +406,9 @@ public final class GaleraCluster implements AutoCloseable {
                 "wsrep_provider_options=\"gmcast.listen_addr=tcp://127.0.0.1:" + node.gcommPort
                         + ";ist.recv_addr=127.0.0.1:" + node.istPort + ";gcache.size=64M\"",
                 "wsrep_sst_method=rsync",
-                "wsrep_sst_receive_address=127.0.0.1:" + node.sstPort,
-                "");
+                "wsrep_sst_receive_address=127.0.0.1:" + node.sstPort));
+        lines.addAll(options);
+        return String.join("\n", lines) + "\n";
     }
 
     /** Starts the node's server; with no log-error option it logs to stderr, which goes to its log file. */
