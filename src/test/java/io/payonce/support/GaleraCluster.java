@@ -359,8 +359,13 @@ public final class GaleraCluster implements AutoCloseable {
         Files.createDirectories(node.dir.toPath());
         Files.writeString(node.config().toPath(), config(node), StandardCharsets.UTF_8);
         File log = new File(LOGS, "galera-" + name + "-node" + node.index + "-install.log");
-        // without the node's options: the bootstrap it runs must not load the provider
+        File tmp = new File(node.dir, "install-tmp");
+        Files.createDirectories(tmp.toPath());
+        chown(tmp);
+        // without the node's options: the bootstrap it runs must not load the provider; its own temporary
+        // directory, as installs sharing /tmp with another one failed now and then ("Old key file")
         Process install = new ProcessBuilder(INSTALL_DB, "--no-defaults", "--datadir=" + node.data().getAbsolutePath(),
+                "--tmpdir=" + tmp.getAbsolutePath(),
                 "--user=" + serverUser(), "--auth-root-authentication-method=normal", "--skip-test-db")
                 .redirectErrorStream(true).redirectOutput(log).start();
         if (!install.waitFor(INSTALL_BOUND.toSeconds(), TimeUnit.SECONDS) || install.exitValue() != 0) {

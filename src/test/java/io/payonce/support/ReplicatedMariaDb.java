@@ -286,8 +286,11 @@ public final class ReplicatedMariaDb implements AutoCloseable {
         }
 
         Process install() throws IOException {
+            File tmp = new File(dir, role + "-tmp");
+            tmp.mkdirs();
+            // its own temporary directory: two installs sharing /tmp failed now and then ("Old key file")
             return new ProcessBuilder(INSTALL_DB, "--no-defaults", "--user=root", "--datadir=" + datadir,
-                    "--auth-root-authentication-method=normal", "--skip-test-db",
+                    "--tmpdir=" + tmp, "--auth-root-authentication-method=normal", "--skip-test-db",
                     "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=8M")
                     .redirectErrorStream(true)
                     .redirectOutput(new File(dir, role + "-install.log"))
