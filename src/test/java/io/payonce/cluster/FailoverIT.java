@@ -47,12 +47,12 @@ import io.payonce.support.PayRequest;
 import io.payonce.support.ReplicatedMariaDb;
 import io.payonce.support.ReplicatedMariaDb.Promotion;
 import io.payonce.support.ReplicatedMariaDb.SemiSync;
-import io.payonce.support.ReplicatedMariaDb.Vip;
+import io.payonce.support.TcpProxy;
 import io.payonce.support.ThrowawayRedis;
 
 /**
  * Instances A and B on a MariaDB primary with a semi-synchronous replica ({@code AFTER_SYNC}), reached
- * through one address (a {@link Vip}, as a virtual IP or a database proxy). In the middle of a storm
+ * through one address (a {@link TcpProxy}, as a virtual IP or a database proxy). In the middle of a storm
  * of payments the primary is killed (SIGKILL); a second later, as a failover manager notices, the
  * replica applies what it received and is promoted, and the address moves to it. The channel is the
  * sandbox of a third instance S on the shared MariaDB, so its ledger outlives the primary. Every
@@ -94,7 +94,7 @@ class FailoverIT {
     private static final String WAITING_FOR_ACK = "Waiting for semi-sync ACK from slave";
 
     private ReplicatedMariaDb db;
-    private Vip vip;
+    private TcpProxy vip;
     private final ThrowawayRedis redis = new ThrowawayRedis();
     private AppProcess channelApp;
     private AppProcess a;
@@ -147,7 +147,7 @@ class FailoverIT {
         db = ReplicatedMariaDb.named("failover", "test").start();
         clusterUpInMs = (System.nanoTime() - setUp) / 1_000_000;
         atStart = db.semiSync();
-        vip = new Vip(db.primaryPort());
+        vip = new TcpProxy(db.primaryPort());
         recreateChannelDatabase();
         String redisHosts = redis.start().get("quarkus.redis.hosts");
         URI shared = sharedDatabase();

@@ -2,13 +2,6 @@ package io.payonce.support;
 
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -21,8 +14,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -34,8 +25,8 @@ import java.util.stream.Stream;
  * has written it to its relay log. The timeout after which the primary falls back to asynchronous
  * replication is longer than any test, so no commit goes unacknowledged unnoticed; {@link #semiSync()}
  * shows whether one did. A test kills the primary ({@link #killPrimary()}) and promotes the replica
- * ({@link #promoteReplica()}) as a failover manager would; a {@link Vip} is the one address the
- * application knows, moved to the promoted replica.
+ * ({@link #promoteReplica()}) as a failover manager would; a {@link TcpProxy} is the one address the
+ * application knows, moved to the promoted replica ({@link TcpProxy#pointAt(int)}).
  */
 public final class ReplicatedMariaDb implements AutoCloseable {
 
@@ -407,116 +398,6 @@ public final class ReplicatedMariaDb implements AutoCloseable {
             walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException e) {
             throw new IllegalStateException("cannot delete " + path, e);
-        }
-    }
-
-    /**
-     * The one address the application connects to, in front of the primary, as a virtual IP or a database
-     * proxy is: {@link #pointAt} moves it to another server, and the connections to the old one are reset,
-     * as they are when a virtual IP moves or its server dies. A new connection to a server that is down is
-     * reset at once.
-     */
-    public static final class Vip implements AutoCloseable {
-
-        private final ServerSocket server;
-        private final Set<Link> links = ConcurrentHashMap.newKeySet();
-        private volatile int upstreamPort;
-        private volatile boolean closed;
-
-        public Vip(int upstreamPort) throws IOException {
-            this.upstreamPort = upstreamPort;
-            this.server = new ServerSocket(0, 128, InetAddress.getLoopbackAddress());
-            TcpProxy.daemon("vip-accept-" + server.getLocalPort(), this::acceptLoop).start();
-        }
-
-        public int port() {
-            return server.getLocalPort();
-        }
-
-        /** New connections go to {@code port}; the open ones are reset. */
-        public void pointAt(int port) {
-            upstreamPort = port;
-            links.forEach(Link::close);
-        }
-
-        @Override
-        public void close() {
-            closed = true;
-            try {
-                server.close();
-            } catch (IOException ignored) {
-                // closing anyway
-            }
-            links.forEach(Link::close);
-        }
-
-        private void acceptLoop() {
-            while (!closed) {
-                Socket client;
-                try {
-                    client = server.accept();
-                } catch (IOException e) {
-                    return; // closed
-                }
-                Socket upstream = new Socket();
-                try {
-                    upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), upstreamPort), 2_000);
-                    Link link = new Link(client, upstream);
-                    links.add(link);
-                    link.start();
-                } catch (IOException down) {
-                    reset(client);
-                    TcpProxy.quietly(upstream);
-                }
-            }
-        }
-
-        /** One forwarded connection, a thread for each direction. */
-        private final class Link {
-            private final Socket client;
-            private final Socket upstream;
-
-            Link(Socket client, Socket upstream) {
-                this.client = client;
-                this.upstream = upstream;
-            }
-
-            void start() throws IOException {
-                pump("up", client.getInputStream(), upstream.getOutputStream());
-                pump("down", upstream.getInputStream(), client.getOutputStream());
-            }
-
-            private void pump(String direction, InputStream in, OutputStream out) {
-                TcpProxy.daemon("vip-" + direction, () -> {
-                    byte[] buffer = new byte[16 * 1024];
-                    try {
-                        int n;
-                        while ((n = in.read(buffer)) >= 0) {
-                            out.write(buffer, 0, n);
-                            out.flush();
-                        }
-                    } catch (IOException e) {
-                        // the other side or pointAt() closed it
-                    }
-                    close();
-                }).start();
-            }
-
-            void close() {
-                links.remove(this);
-                reset(client);
-                TcpProxy.quietly(upstream);
-            }
-        }
-
-        /** RST rather than FIN: the connection failed, it was not closed politely. */
-        private static void reset(Socket socket) {
-            try {
-                socket.setSoLinger(true, 0);
-            } catch (SocketException ignored) {
-                // already closed
-            }
-            TcpProxy.quietly(socket);
         }
     }
 }

@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A loopback TCP proxy in front of one upstream port, to put a network fault between the service and a
- * server it depends on: {@link #cut()} (connections reset, new ones refused), {@link #hang()} (nothing
+ * server it depends on, or to be the one address a failover moves ({@link #pointAt(int)}, as a virtual
+ * IP or a database proxy): {@link #cut()} (connections reset, new ones refused), {@link #hang()} (nothing
  * forwarded, as in a partition; what was held is delivered on {@link #restore()}), {@link #delay(long)}
  * (latency added to every forwarded chunk, order kept), {@link #cutAfterNext(String)} (a statement
  * reaches the server, its answer never comes back) and {@link #cutInsteadOfNext(String)} (a statement
@@ -30,7 +31,7 @@ public final class TcpProxy implements AutoCloseable {
         OPEN, CUT, HUNG
     }
 
-    private final int upstreamPort;
+    private volatile int upstreamPort;
     private final ServerSocket server;
     private final Thread acceptor;
     private final Set<Link> links = ConcurrentHashMap.newKeySet();
@@ -48,6 +49,15 @@ public final class TcpProxy implements AutoCloseable {
 
     public int port() {
         return server.getLocalPort();
+    }
+
+    /**
+     * New connections go to {@code port} from now on, and the open ones are reset, as when a virtual IP
+     * moves to another server or its server dies.
+     */
+    public void pointAt(int port) {
+        upstreamPort = port;
+        links.forEach(Link::close);
     }
 
     /** Resets every open connection; new connections are accepted and closed at once. */
