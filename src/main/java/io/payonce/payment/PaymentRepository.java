@@ -100,6 +100,17 @@ public class PaymentRepository {
                 reconcile_claim = NULL
             WHERE id = ? AND status = ? AND reconcile_claim = ?""";
 
+    /**
+     * The PROCESSING payments: how many, how many older than a horizon, and the oldest's age, on the
+     * database's clock as reconciliation's ages are. The (status, updated_at) index finds them, and they
+     * are few unless something is wrong.
+     */
+    private static final String BACKLOG = """
+            SELECT COUNT(*) AS processing,
+                COUNT(CASE WHEN created_at < DATE_SUB(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND) THEN 1 END) AS overdue,
+                COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(created_at), UTC_TIMESTAMP(3)), 0) AS oldest_micros
+            FROM payments WHERE status = ?""";
+
     /** Every statement here but the insert and the settlement acts only on a payment not settled yet. */
     private static final String PROCESSING = PaymentStatus.PROCESSING.name();
 
@@ -209,5 +220,16 @@ public class PaymentRepository {
     /** Removes a PROCESSING record whose charge the channel refused before accepting it. */
     public Uni<Boolean> deleteUnaccepted(SqlClient tx, long id) {
         return tx.preparedQuery(DELETE_UNACCEPTED).execute(Tuple.of(id, PROCESSING)).map(rows -> rows.rowCount() == 1);
+    }
+
+    /** PROCESSING payments: all of them, those created more than {@code horizon} ago, the oldest's age. */
+    public record Backlog(long processing, long overdue, long oldestMicros) {
+    }
+
+    public Uni<Backlog> backlog(Duration horizon) {
+        return pool.preparedQuery(BACKLOG).execute(Tuple.of(UtcTime.micros(horizon), PROCESSING)).map(rows -> {
+            Row row = rows.iterator().next();
+            return new Backlog(row.getLong("processing"), row.getLong("overdue"), row.getLong("oldest_micros"));
+        });
     }
 }

@@ -9,13 +9,9 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
 import io.payonce.database.Database;
-import io.payonce.database.UtcTime;
-import io.payonce.payment.PaymentStatus;
+import io.payonce.payment.PaymentRepository;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.sqlclient.Pool;
-import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.Tuple;
 import org.jboss.logging.Logger;
 
 /**
@@ -28,25 +24,15 @@ public class ProcessingBacklog {
 
     private static final Logger LOG = Logger.getLogger(ProcessingBacklog.class);
 
-    /**
-     * Ages are on the database's clock, as reconciliation's are. The (status, updated_at) index finds the
-     * PROCESSING rows, which are few unless something is wrong.
-     */
-    private static final String MEASURE = """
-            SELECT COUNT(*) AS processing,
-                COUNT(CASE WHEN created_at < DATE_SUB(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND) THEN 1 END) AS overdue,
-                COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(created_at), UTC_TIMESTAMP(3)), 0) AS oldest_micros
-            FROM payments WHERE status = ?""";
-
-    private final Pool pool;
+    private final PaymentRepository payments;
     private final Database db;
     private final Duration giveUpAfter;
     private final AtomicLong processing = new AtomicLong();
     private final AtomicLong overdue = new AtomicLong();
     private final AtomicLong oldestMicros = new AtomicLong();
 
-    ProcessingBacklog(Pool pool, Database db, PayOnceConfig config, MeterRegistry meters) {
-        this.pool = pool;
+    ProcessingBacklog(PaymentRepository payments, Database db, PayOnceConfig config, MeterRegistry meters) {
+        this.payments = payments;
         this.db = db;
         this.giveUpAfter = config.reconcile().giveUpAfter();
         Gauge.builder("payonce.payments.processing", processing, AtomicLong::get)
@@ -72,13 +58,11 @@ public class ProcessingBacklog {
     }
 
     public Uni<Void> measure() {
-        return db.bounded(pool.preparedQuery(MEASURE).execute(Tuple.of(UtcTime.micros(giveUpAfter),
-                PaymentStatus.PROCESSING.name())))
-                .invoke(rows -> {
-                    Row row = rows.iterator().next();
-                    processing.set(row.getLong("processing"));
-                    overdue.set(row.getLong("overdue"));
-                    oldestMicros.set(row.getLong("oldest_micros"));
+        return db.bounded(payments.backlog(giveUpAfter))
+                .invoke(backlog -> {
+                    processing.set(backlog.processing());
+                    overdue.set(backlog.overdue());
+                    oldestMicros.set(backlog.oldestMicros());
                 })
                 .replaceWithVoid();
     }
