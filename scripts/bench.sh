@@ -70,7 +70,7 @@ if [[ -n $GALERA ]]; then
 else
   DB_NAME=$DB scripts/services.sh
 fi
-source scripts/java17.sh
+source scripts/java25.sh
 
 port_open() { timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$1" 2>/dev/null; }
 require_free() {

@@ -60,7 +60,7 @@ break_line() {
 }
 
 scripts/services.sh --test-tools >&2
-source scripts/java17.sh
+source scripts/java25.sh
 
 if [[ -n $break_name ]]; then
   mapfile -t change < <(break_line "$break_name")

@@ -54,7 +54,7 @@ fi
 echo "native: toolchain $toolchain ($("$toolchain/bin/native-image" --version | head -n 1))" >&2
 
 scripts/services.sh --test-tools >&2
-source scripts/java17.sh
+source scripts/java25.sh
 
 # GraalVM's own driver runs the image builder with --add-modules=ALL-DEFAULT, so that the application's
 # libraries see every JDK module (MariaDB's JDBC driver uses jdk.net); the toolchain's stand-in driver

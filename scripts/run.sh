@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/services.sh
-source scripts/java17.sh
+source scripts/java25.sh
 ./mvnw -B -q package -DskipTests
 app_train_cds
 app_exec -- "$@"

@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/services.sh --test-tools
-source scripts/java17.sh
+source scripts/java25.sh
 ./mvnw -B verify "$@"

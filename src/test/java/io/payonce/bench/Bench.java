@@ -287,7 +287,7 @@ public final class Bench {
         private String appCommand() {
             if (!nativePass) {
                 return "java " + quoted(setting("app.java.opts", "")) + " -jar target/quarkus-app/quarkus-run.jar"
-                        + " (JAVA_OPTS from scripts/java17.sh)";
+                        + " (JAVA_OPTS from scripts/java25.sh)";
             }
             String opts = setting("app.native.opts", "");
             return setting("app.executable", "?") + (opts.isBlank()

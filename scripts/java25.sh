@@ -1,14 +1,15 @@
 # shellcheck shell=bash
-# Sourced by run.sh and test.sh: the build targets Java 17. mvnw uses JAVA_HOME if set, else `java`
-# on PATH; if that is not a 17, point JAVA_HOME at an installed 17.
+# Sourced by every script that builds or runs the service: the build targets Java 25. mvnw uses
+# JAVA_HOME if set, else `java` on PATH; if that is not a 25, point JAVA_HOME at an installed 25
+# (Temurin 25 under /usr/lib/jvm on every machine here; the default `java` may be older).
 java_major() { "$1" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java\.specification\.version = //p'; }
-if [[ $(java_major "${JAVA_HOME:+$JAVA_HOME/bin/}java" 2>/dev/null) != 17 ]]; then
-  for jdk in /usr/lib/jvm/java-17-openjdk-* /usr/lib/jvm/temurin-17-* /usr/lib/jvm/*17*; do
+if [[ $(java_major "${JAVA_HOME:+$JAVA_HOME/bin/}java" 2>/dev/null) != 25 ]]; then
+  for jdk in /usr/lib/jvm/temurin-25-* /usr/lib/jvm/java-25-openjdk-* /usr/lib/jvm/*25*; do
     if [[ -x $jdk/bin/java ]]; then export JAVA_HOME=$jdk PATH=$jdk/bin:$PATH; break; fi
   done
 fi
-[[ $(java_major "${JAVA_HOME:+$JAVA_HOME/bin/}java" 2>/dev/null) == 17 ]] ||
-  { echo "Java 17 not found (install openjdk-17-jdk-headless or set JAVA_HOME)" >&2; exit 1; }
+[[ $(java_major "${JAVA_HOME:+$JAVA_HOME/bin/}java" 2>/dev/null) == 25 ]] ||
+  { echo "Java 25 not found (install Temurin 25 or openjdk-25-jdk-headless, or set JAVA_HOME)" >&2; exit 1; }
 
 # The application's JVM options, in this one place for every script that starts it (run.sh, bench.sh),
 # so the benchmark measures the JVM that is run. Override by exporting JAVA_OPTS. Measured here
