@@ -1,6 +1,7 @@
 package io.payonce.database;
 
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
@@ -12,6 +13,7 @@ import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Transaction;
+import io.vertx.mutiny.sqlclient.Tuple;
 import io.vertx.mysqlclient.MySQLException;
 import io.vertx.sqlclient.ClosedConnectionException;
 
@@ -35,12 +37,24 @@ public class Database {
     /** Runs of one statement or transaction refused with 1213 before the error is the caller's. */
     static final int DEADLOCK_ATTEMPTS = 4;
 
+    /** How often a resolution looks whether the killed thread is gone. */
+    private static final Duration THREAD_GONE_POLL = Duration.ofMillis(20);
+    /** ER_NO_SUCH_THREAD: the thread to kill has ended already. */
+    private static final int NO_SUCH_THREAD = 1094;
+
     private final Pool pool;
+    private final Connections connections;
     private final Duration timeout;
 
-    Database(Pool pool, PayOnceConfig config) {
+    Database(Pool pool, Connections connections, PayOnceConfig config) {
         this.pool = pool;
+        this.connections = connections;
         this.timeout = config.database().timeout();
+    }
+
+    /** The bound of every database call, and of a resolution of a COMMIT in doubt. */
+    public Duration timeout() {
+        return timeout;
     }
 
     /** No answer within the database timeout. What the call would have done is unknown unless it was a read. */
@@ -50,10 +64,21 @@ public class Database {
         }
     }
 
-    /** A COMMIT sent whose answer never came: the transaction may have committed or not. */
+    /**
+     * A COMMIT sent whose answer never came: the transaction may have committed or not, and may still
+     * commit later (a COMMIT held up in the network reaches the server late). {@code thread} is where it
+     * ran, when known, for {@link #resolve}.
+     */
     public static final class CommitUnknownException extends RuntimeException {
-        CommitUnknownException(Throwable cause) {
+        private final transient Optional<Connections.ServerThread> thread;
+
+        CommitUnknownException(Throwable cause, Optional<Connections.ServerThread> thread) {
             super("commit outcome unknown", cause, false, false);
+            this.thread = thread;
+        }
+
+        public Optional<Connections.ServerThread> thread() {
+            return thread;
         }
     }
 
@@ -77,12 +102,8 @@ public class Database {
      * ({@link NoAnswerException} before the COMMIT, or the server's error, at a statement or at the COMMIT:
      * a COMMIT the server answered with an error committed nothing).
      *
-     * <p>BEGIN goes out together with the work's first statements instead of waiting for its answer (the
-     * datasource's pipelining limit lets several commands be in flight on one connection; MySQL runs them
-     * in the order sent). The work's later statements wait for its first answers, which come after BEGIN's:
-     * if BEGIN failed, the work has been cancelled by then and sends nothing more, and what its first
-     * statements did stands alone, as after a crash, for the leases to recover. A transaction that ran out
-     * of time before its COMMIT is never committed: the COMMIT is not sent after it.
+     * <p>A transaction that ran out of time before its COMMIT is never committed: the COMMIT is not sent
+     * after it. A COMMIT in doubt is resolved with {@link #resolve}.
      */
     public <T> Uni<T> inTransaction(Function<SqlClient, Uni<T>> work) {
         return Uni.createFrom().deferred(() -> attempt(work))
@@ -91,18 +112,72 @@ public class Database {
 
     private <T> Uni<T> attempt(Function<SqlClient, Uni<T>> work) {
         AtomicReference<Stage> stage = new AtomicReference<>(Stage.WORKING);
-        return pool.withConnection(conn -> Uni.combine().all()
-                .unis(conn.begin(), Uni.createFrom().deferred(() -> work.apply(conn)))
-                .with((tx, result) -> result)
-                .onFailure().call(e -> rollBack(conn, e))
-                .flatMap(result -> stage.compareAndSet(Stage.WORKING, Stage.COMMITTING)
-                        ? conn.transaction().commit()
-                                .onFailure(e -> !(e instanceof MySQLException)).transform(CommitUnknownException::new)
-                                .replaceWith(result)
-                        : rollBack(conn, null).flatMap(rolledBack -> Uni.createFrom().<T>failure(new NoAnswerException()))))
+        AtomicReference<Optional<Connections.ServerThread>> thread = new AtomicReference<>(Optional.empty());
+        return pool.withConnection(conn -> {
+            thread.set(connections.threadOf(conn));
+            // the work waits for BEGIN's answer: sent together, a BEGIN that failed would leave the work's
+            // first statements to run, and commit, each on its own
+            return conn.begin().flatMap(tx -> work.apply(conn))
+                    .onFailure().call(e -> rollBack(conn, e))
+                    .flatMap(result -> stage.compareAndSet(Stage.WORKING, Stage.COMMITTING)
+                            ? conn.transaction().commit()
+                                    .onFailure(e -> !(e instanceof MySQLException))
+                                    .transform(e -> new CommitUnknownException(e, thread.get()))
+                                    .replaceWith(result)
+                            : rollBack(conn, null).flatMap(rolledBack -> Uni.createFrom().<T>failure(new NoAnswerException())));
+        })
                 .ifNoItem().after(timeout).failWith(() -> stage.compareAndSet(Stage.WORKING, Stage.ABANDONED)
                         ? new NoAnswerException()
-                        : new CommitUnknownException(new NoAnswerException()));
+                        : new CommitUnknownException(new NoAnswerException(), thread.get()));
+    }
+
+    /**
+     * Resolves a COMMIT in doubt for certain, then reads: on a connection of its own to the same server, kills
+     * the committing connection's thread ({@code KILL CONNECTION}) and waits until the thread is gone from the
+     * process list. A thread inside its COMMIT (or a semi-synchronous replication wait) finishes it first; an
+     * idle one, whose COMMIT has not arrived yet, ends with its transaction rolled back, and a COMMIT arriving
+     * later finds no connection. Either way the transaction's fate is sealed, and {@code read} on that server
+     * sees it. Empty when it cannot be resolved within the database timeout: the thread is not known, the
+     * server is a Galera node (a write set may still be certified and applied on the others), the connection
+     * lands on another server, or the server does not answer.
+     */
+    public <T> Uni<Optional<T>> resolve(CommitUnknownException unknown, Function<SqlClient, Uni<T>> read) {
+        Optional<Connections.ServerThread> committing = unknown.thread();
+        if (committing.isEmpty() || committing.get().clustered()) {
+            return Uni.createFrom().item(Optional.empty());
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        return connections.connectApart()
+                .flatMap(apart -> {
+                    SqlConnection conn = apart.connection();
+                    Uni<Optional<T>> resolved = !apart.thread().sameServer(committing.get())
+                            ? Uni.createFrom().item(Optional.empty())
+                            : conn.query("KILL CONNECTION " + committing.get().thread()).execute().replaceWithVoid()
+                                    .onFailure(e -> e instanceof MySQLException my && my.getErrorCode() == NO_SUCH_THREAD)
+                                    .recoverWithNull()
+                                    .flatMap(killed -> gone(conn, committing.get().thread(), deadline))
+                                    .flatMap(gone -> gone ? read.apply(conn).map(Optional::of)
+                                            : Uni.createFrom().item(Optional.<T>empty()));
+                    return resolved.eventually(() -> conn.close().onFailure().recoverWithNull());
+                })
+                .ifNoItem().after(timeout).recoverWithItem(Optional.empty())
+                .onFailure().recoverWithItem(Optional.empty());
+    }
+
+    /** Whether the thread left the process list before the deadline. */
+    private static Uni<Boolean> gone(SqlConnection conn, long thread, long deadline) {
+        return conn.preparedQuery("SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE ID = ?")
+                .execute(Tuple.of(thread))
+                .flatMap(rows -> {
+                    if (rows.iterator().next().getLong("n") == 0) {
+                        return Uni.createFrom().item(true);
+                    }
+                    if (System.nanoTime() - deadline > 0) {
+                        return Uni.createFrom().item(false);
+                    }
+                    return Uni.createFrom().voidItem().onItem().delayIt().by(THREAD_GONE_POLL)
+                            .flatMap(v -> gone(conn, thread, deadline));
+                });
     }
 
     /**

@@ -1,13 +1,16 @@
 package io.payonce.database;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -27,8 +30,8 @@ import io.vertx.mutiny.sqlclient.SqlClient;
 
 /**
  * The database's own rules, on a real server: a transaction InnoDB rolls back as a deadlock victim runs
- * again whole, and every pooled connection asks a Galera cluster to let its reads wait for what the
- * cluster committed.
+ * again whole, every pooled connection asks a Galera cluster to let its reads wait for what the cluster
+ * committed, and a COMMIT in doubt is resolved for certain by killing its thread on its server.
  */
 @QuarkusTest
 class DatabaseTest {
@@ -41,6 +44,9 @@ class DatabaseTest {
 
     @Inject
     Pool pool;
+
+    @Inject
+    Connections connections;
 
     @BeforeEach
     void rows() {
@@ -103,6 +109,90 @@ class DatabaseTest {
         return pool.withConnection(conn -> conn.query("SELECT @@SESSION.wsrep_sync_wait AS w").execute()
                 .onItem().delayIt().by(Duration.ofMillis(200))
                 .map(rows -> rows.iterator().next().getInteger("w")));
+    }
+
+    @Test
+    void everyPooledConnection_knowsItsServerThread() {
+        List<Boolean> known = Uni.join().all(List.of(threadKnown(), threadKnown(), threadKnown())).andFailFast()
+                .await().atMost(TIMEOUT);
+
+        assertEquals(List.of(true, true, true), known);
+    }
+
+    @Test
+    void aCommitInDoubtNotArrivedYet_isResolvedAsNeverCommitted() throws Exception {
+        try (Connection committing = jdbc()) {
+            committing.setAutoCommit(false);
+            try (Statement st = committing.createStatement()) {
+                // its COMMIT is still on its way when the answer is given up on
+                st.executeUpdate("INSERT INTO " + TABLE + " VALUES (100, 1)");
+            }
+            Database.CommitUnknownException unknown = inDoubt(committing, false);
+
+            Optional<Long> rows = db.resolve(unknown, this::rowsOf100).await().atMost(TIMEOUT);
+
+            assertEquals(Optional.of(0L), rows, "killed before its COMMIT: rolled back, and read so for certain");
+            assertThrows(SQLException.class, committing::commit, "the COMMIT arriving later finds no connection");
+        }
+        assertEquals(0L, rowsOf100(pool).await().atMost(TIMEOUT));
+    }
+
+    @Test
+    void aCommitInDoubtThatHappened_isResolvedAsCommitted() throws Exception {
+        try (Connection committing = jdbc()) {
+            committing.setAutoCommit(false);
+            try (Statement st = committing.createStatement()) {
+                st.executeUpdate("INSERT INTO " + TABLE + " VALUES (100, 1)");
+            }
+            committing.commit();
+            Database.CommitUnknownException unknown = inDoubt(committing, false);
+
+            assertEquals(Optional.of(1L), db.resolve(unknown, this::rowsOf100).await().atMost(TIMEOUT));
+        }
+    }
+
+    @Test
+    void aCommitInDoubtOnAGaleraNode_staysInDoubt() throws Exception {
+        try (Connection committing = jdbc()) {
+            Database.CommitUnknownException unknown = inDoubt(committing, true);
+
+            assertEquals(Optional.empty(), db.resolve(unknown, this::rowsOf100).await().atMost(TIMEOUT));
+            assertEquals(1, select(committing, "SELECT 1"), "nothing was killed");
+        }
+    }
+
+    /** A COMMIT in doubt on {@code committing}'s thread, on the server the pool's connections go to. */
+    private Database.CommitUnknownException inDoubt(Connection committing, boolean clustered) throws SQLException {
+        String server = pool.withConnection(conn -> Uni.createFrom().item(connections.threadOf(conn).orElseThrow()))
+                .await().atMost(TIMEOUT).server();
+        long thread = select(committing, "SELECT CONNECTION_ID()");
+        return new Database.CommitUnknownException(new Database.NoAnswerException(),
+                Optional.of(new Connections.ServerThread(thread, server, clustered)));
+    }
+
+    private Uni<Long> rowsOf100(SqlClient client) {
+        return client.query("SELECT COUNT(*) AS n FROM " + TABLE + " WHERE id = 100").execute()
+                .map(rows -> rows.iterator().next().getLong("n"));
+    }
+
+    private static long select(Connection conn, String sql) throws SQLException {
+        try (Statement st = conn.createStatement(); var rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static Connection jdbc() throws SQLException {
+        return DriverManager.getConnection(ConfigProvider.getConfig().getValue("quarkus.datasource.jdbc.url", String.class),
+                "root", "");
+    }
+
+    /** Whether the pool knows the server thread of a connection it lends, as the server reports it. */
+    private Uni<Boolean> threadKnown() {
+        return pool.withConnection(conn -> conn.query("SELECT CONNECTION_ID() AS id").execute()
+                .onItem().delayIt().by(Duration.ofMillis(200))
+                .map(rows -> connections.threadOf(conn)
+                        .map(thread -> thread.thread() == rows.iterator().next().getLong("id")).orElse(false)));
     }
 
     private static Uni<Void> add(SqlClient tx, int id) {
