@@ -72,6 +72,11 @@ public class JsonBodies {
         return value;
     }
 
+    /** Whether a bound body passes the field rules {@link #read} applies. */
+    <T> boolean valid(T value) {
+        return validator.validate(value).isEmpty();
+    }
+
     static boolean isJson(String contentType) {
         try {
             return contentType != null && isJson(MediaType.valueOf(contentType));

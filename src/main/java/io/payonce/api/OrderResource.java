@@ -26,7 +26,7 @@ import org.jboss.resteasy.reactive.RestResponse;
 import io.payonce.api.ApiModels.CreateOrderRequest;
 import io.payonce.api.ApiModels.OrderView;
 import io.payonce.order.OrderService;
-import io.payonce.payment.PaymentRepository;
+import io.payonce.payment.PayService;
 import io.smallrye.mutiny.Uni;
 
 @Path("/orders")
@@ -37,9 +37,9 @@ public class OrderResource {
     private final Merchants merchants;
     private final JsonBodies bodies;
     private final OrderService orders;
-    private final PaymentRepository payments;
+    private final PayService payments;
 
-    OrderResource(Merchants merchants, JsonBodies bodies, OrderService orders, PaymentRepository payments) {
+    OrderResource(Merchants merchants, JsonBodies bodies, OrderService orders, PayService payments) {
         this.merchants = merchants;
         this.bodies = bodies;
         this.orders = orders;
@@ -72,7 +72,7 @@ public class OrderResource {
                 .flatMap(result -> result.created()
                         ? Uni.createFrom().item(RestResponse.status(RestResponse.Status.CREATED,
                                 OrderView.of(result.order(), List.of())))
-                        : payments.findByOrder(merchantId, request.orderNo())
+                        : payments.attempts(merchantId, request.orderNo())
                                 .map(list -> RestResponse.ok(OrderView.of(result.order(), list))));
     }
 
@@ -92,6 +92,6 @@ public class OrderResource {
         String merchantId = merchants.require(headers);
         Identifiers.require("order_no", orderNo);
         return orders.get(merchantId, orderNo)
-                .flatMap(order -> payments.findByOrder(merchantId, orderNo).map(list -> OrderView.of(order, list)));
+                .flatMap(order -> payments.attempts(merchantId, orderNo).map(list -> OrderView.of(order, list)));
     }
 }

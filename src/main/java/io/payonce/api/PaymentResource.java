@@ -18,9 +18,8 @@ import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 import io.payonce.api.ApiModels.PaymentView;
-import io.payonce.database.Database;
 import io.payonce.payment.PaymentNotFoundException;
-import io.payonce.payment.PaymentRepository;
+import io.payonce.payment.PayService;
 import io.smallrye.mutiny.Uni;
 
 @Path("/payments")
@@ -29,13 +28,11 @@ import io.smallrye.mutiny.Uni;
 public class PaymentResource {
 
     private final Merchants merchants;
-    private final PaymentRepository payments;
-    private final Database db;
+    private final PayService payments;
 
-    PaymentResource(Merchants merchants, PaymentRepository payments, Database db) {
+    PaymentResource(Merchants merchants, PayService payments) {
         this.merchants = merchants;
         this.payments = payments;
-        this.db = db;
     }
 
     @GET
@@ -54,7 +51,7 @@ public class PaymentResource {
             @PathParam("request_no") String requestNo) {
         String merchantId = merchants.require(headers);
         Identifiers.require("request_no", requestNo);
-        return db.bounded(payments.find(merchantId, requestNo))
+        return payments.payment(merchantId, requestNo)
                 .map(payment -> PaymentView.of(payment.orElseThrow(() -> new PaymentNotFoundException(requestNo))));
     }
 }

@@ -15,7 +15,7 @@ import io.payonce.idempotency.RequestInProgressException;
 import io.payonce.order.OrderConflictException;
 import io.payonce.order.OrderNotFoundException;
 import io.payonce.payment.PaymentNotFoundException;
-import io.payonce.payment.TemporarilyUnavailableException;
+import io.payonce.idempotency.TemporarilyUnavailableException;
 import io.vertx.mysqlclient.MySQLException;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;

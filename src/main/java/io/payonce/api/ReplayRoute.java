@@ -11,9 +11,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.payonce.PayOnceConfig;
 import io.payonce.api.ApiModels.PayRequest;
 import io.payonce.payment.PayCommand;
-import io.payonce.payment.PayReply;
+import io.payonce.idempotency.Reply;
 import io.payonce.payment.PayService;
-import io.payonce.redis.RedisFastPath;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.quarkus.vertx.http.runtime.RouteConstants;
 import io.vertx.core.buffer.Buffer;
@@ -28,9 +27,10 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 /**
  * Replays of {@code POST /pay} at Redis speed: ahead of the REST layer, a copy of a finished request
  * whose answer Redis caches is answered from it on the event loop, without the JAX-RS machinery and
- * without MySQL. It answers only when sure: a JSON body that binds strictly, this merchant's valid token
- * in the header and no token in the body, and a fingerprint equal to the cached one, which proves every
- * business field equal to those of a request already validated. Anything else (no cached answer,
+ * without MySQL. It answers only when sure: a JSON body that binds strictly and passes the REST layer's
+ * field rules, this merchant's valid token in the header and no token in the body, and a fingerprint equal
+ * to the cached one. The fingerprint alone would not do: its canonical form does not tell an empty currency
+ * from none, which the REST layer refuses. Anything else (no cached answer,
  * another fingerprint, bad input of any kind, Redis unavailable) goes on to {@link PayResource}, which
  * decides as always.
  */
@@ -42,15 +42,15 @@ public class ReplayRoute {
     private static final String BODY_READ = "payonce.body-read";
 
     private final PayService pay;
-    private final RedisFastPath redis;
+    private final JsonBodies bodies;
     private final ObjectMapper json;
     private final String merchantHeader;
     private final long maxBodyBytes;
 
-    ReplayRoute(PayService pay, RedisFastPath redis, ObjectMapper json, PayOnceConfig config,
+    ReplayRoute(PayService pay, JsonBodies bodies, ObjectMapper json, PayOnceConfig config,
             @ConfigProperty(name = "quarkus.http.limits.max-body-size") MemorySize maxBody) {
         this.pay = pay;
-        this.redis = redis;
+        this.bodies = bodies;
         this.json = json;
         this.merchantHeader = config.merchantHeader();
         this.maxBodyBytes = maxBody.asLongValue();
@@ -63,7 +63,7 @@ public class ReplayRoute {
         // forever for an empty one: only requests that declare a non-empty body are read here
         router.post("/pay").order(RouteConstants.ROUTE_ORDER_BEFORE_DEFAULT)
                 .handler(ctx -> {
-                    if (redis.available() && declaresBody(ctx.request())) {
+                    if (pay.replaysFast() && declaresBody(ctx.request())) {
                         ctx.put(BODY_READ, Boolean.TRUE);
                         bodies.handle(ctx);
                     } else {
@@ -97,7 +97,7 @@ public class ReplayRoute {
                 ctx.next();
                 return;
             }
-            PayReply reply = cached.get();
+            Reply reply = cached.get();
             ctx.response().setStatusCode(reply.response().status())
                     .putHeader(HttpHeaders.CONTENT_TYPE, PayResource.mediaType(reply.response().status()))
                     .putHeader(PayResource.REPLAYED, "true")
@@ -141,8 +141,8 @@ public class ReplayRoute {
         }
         try {
             PayRequest bound = json.readValue(body.getBytes(), PayRequest.class);
-            if (bound == null || bound.token() != null || bound.orderNo() == null || bound.requestNo() == null
-                    || bound.amount() == null) {
+            // the REST layer's own field rules: a body it refuses is never answered here
+            if (bound == null || bound.token() != null || !bodies.valid(bound)) {
                 return null;
             }
             return new PayCommand(merchantId, PayResource.token(key, null), bound.orderNo(), bound.requestNo(),

@@ -35,36 +35,34 @@ public class TokenRepository {
      */
     private static final String INSERT_CLAIMED = """
             INSERT INTO idempotency_tokens (merchant_id, token, state, fingerprint, request_no, lease_until, expires_at,
-                created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND), ?, ?, ?)""";
+                created_at, updated_at, epoch)
+            VALUES (?, ?, ?, ?, ?, DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND), ?, ?, ?, 1)""";
 
     /**
      * Claiming a released token again: only one caller can move an AVAILABLE, unexpired token whose
-     * fingerprint is unbound or equal to its own into IN_PROGRESS.
+     * fingerprint is unbound or equal to its own into IN_PROGRESS, under the next epoch.
      */
     private static final String CLAIM = """
             UPDATE idempotency_tokens FORCE INDEX (uq_tokens_merchant_token)
             SET state = ?, fingerprint = ?, request_no = ?, lease_until = DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND),
-                response_status = NULL, response_body = NULL, updated_at = ?
+                response_status = NULL, response_body = NULL, updated_at = ?, epoch = epoch + 1
             WHERE merchant_id = ? AND token = ? AND state = ? AND expires_at > ?
               AND (fingerprint IS NULL OR fingerprint = ?)""";
 
     private static final String FIND = "SELECT " + TokenRow.COLUMNS + " FROM idempotency_tokens WHERE merchant_id = ? AND token = ?";
 
+    /** The epoch a claim just took, read in the claim's own transaction. */
+    private static final String EPOCH = "SELECT epoch FROM idempotency_tokens WHERE merchant_id = ? AND token = ?";
+
     private static final String COMPLETE = """
             UPDATE idempotency_tokens FORCE INDEX (uq_tokens_merchant_token)
             SET state = ?, response_status = ?, response_body = ?, lease_until = NULL, updated_at = ?
-            WHERE merchant_id = ? AND token = ? AND state = ?""";
+            WHERE merchant_id = ? AND token = ? AND state = ? AND epoch = ?""";
 
     private static final String RELEASE = """
             UPDATE idempotency_tokens FORCE INDEX (uq_tokens_merchant_token)
             SET state = ?, lease_until = NULL, response_status = NULL, response_body = NULL, updated_at = ?
-            WHERE merchant_id = ? AND token = ? AND state = ?""";
-
-    /** Records the interim 202 of an unknown channel outcome; the token stays IN_PROGRESS. */
-    private static final String RECORD_INTERIM = """
-            UPDATE idempotency_tokens FORCE INDEX (uq_tokens_merchant_token) SET response_status = ?, response_body = ?, updated_at = ?
-            WHERE merchant_id = ? AND token = ? AND state = ?""";
+            WHERE merchant_id = ? AND token = ? AND state = ? AND epoch = ?""";
 
     /**
      * A dead owner's token with no payment record behind it can safely execute again. Leases are set and
@@ -123,13 +121,15 @@ public class TokenRepository {
                 .replaceWithVoid();
     }
 
-    /** True when this caller now owns the released token. */
-    public Uni<Boolean> claim(SqlClient tx, String merchantId, String token, String fingerprint, String requestNo,
+    /** The epoch this caller now owns the released token under; empty when another caller has it. */
+    public Uni<Optional<Integer>> claim(SqlClient tx, String merchantId, String token, String fingerprint, String requestNo,
             Duration lease, Instant now) {
         return tx.preparedQuery(CLAIM)
                 .execute(Tuple.from(new Object[] { CLAIMING.to().name(), fingerprint, requestNo, UtcTime.micros(lease),
                         UtcTime.toColumn(now), merchantId, token, CLAIMING.from().name(), UtcTime.toColumn(now), fingerprint }))
-                .map(rows -> rows.rowCount() == 1);
+                .flatMap(rows -> rows.rowCount() != 1 ? Uni.createFrom().item(Optional.<Integer>empty())
+                        : tx.preparedQuery(EPOCH).execute(Tuple.of(merchantId, token))
+                                .map(epoch -> Optional.of(epoch.iterator().next().getInteger("epoch"))));
     }
 
     public Uni<Optional<TokenRow>> find(String merchantId, String token) {
@@ -139,27 +139,23 @@ public class TokenRepository {
         });
     }
 
-    /** Stores the final answer; false when the token was not in progress (someone settled it first). */
-    public Uni<Boolean> complete(SqlClient client, String merchantId, String token, StoredResponse response,
+    /**
+     * Stores the final answer; false when the token was not in progress under {@code epoch} (someone settled
+     * it first, or it was claimed again).
+     */
+    public Uni<Boolean> complete(SqlClient client, String merchantId, String token, int epoch, StoredResponse response,
             Instant now) {
         return client.preparedQuery(COMPLETE)
                 .execute(Tuple.from(new Object[] { COMPLETING.to().name(), response.status(), response.body(),
-                        UtcTime.toColumn(now), merchantId, token, COMPLETING.from().name() }))
+                        UtcTime.toColumn(now), merchantId, token, COMPLETING.from().name(), epoch }))
                 .map(rows -> rows.rowCount() == 1);
     }
 
-    /** Makes an in-progress token usable again; its fingerprint stays bound. */
-    public Uni<Boolean> release(SqlClient tx, String merchantId, String token, Instant now) {
+    /** Makes a token in progress under {@code epoch} usable again; its fingerprint stays bound. */
+    public Uni<Boolean> release(SqlClient tx, String merchantId, String token, int epoch, Instant now) {
         return tx.preparedQuery(RELEASE)
-                .execute(Tuple.of(RELEASING.to().name(), UtcTime.toColumn(now), merchantId, token, RELEASING.from().name()))
-                .map(rows -> rows.rowCount() == 1);
-    }
-
-    public Uni<Boolean> recordInterim(SqlClient client, String merchantId, String token, StoredResponse response,
-            Instant now) {
-        return client.preparedQuery(RECORD_INTERIM)
-                .execute(Tuple.of(response.status(), response.body(), UtcTime.toColumn(now), merchantId, token,
-                        IN_PROGRESS.name()))
+                .execute(Tuple.from(new Object[] { RELEASING.to().name(), UtcTime.toColumn(now), merchantId, token,
+                        RELEASING.from().name(), epoch }))
                 .map(rows -> rows.rowCount() == 1);
     }
 

@@ -15,10 +15,11 @@ public record TokenRow(
         String requestNo,
         Instant leaseUntil,
         StoredResponse response,
-        Instant expiresAt) {
+        Instant expiresAt,
+        int epoch) {
 
     static final String COLUMNS =
-            "merchant_id, token, state, fingerprint, request_no, lease_until, response_status, response_body, expires_at";
+            "merchant_id, token, state, fingerprint, request_no, lease_until, response_status, response_body, expires_at, epoch";
 
     static TokenRow from(Row row) {
         Integer status = row.getInteger("response_status");
@@ -30,7 +31,8 @@ public record TokenRow(
                 row.getString("request_no"),
                 UtcTime.fromColumn(row.getLocalDateTime("lease_until")),
                 status == null ? null : new StoredResponse(status, row.getString("response_body")),
-                UtcTime.fromColumn(row.getLocalDateTime("expires_at")));
+                UtcTime.fromColumn(row.getLocalDateTime("expires_at")),
+                row.getInteger("epoch"));
     }
 
     /** The answer stored as final (the row is COMPLETED); an in-progress row's interim 202 is not one. */

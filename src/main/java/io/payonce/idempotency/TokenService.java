@@ -64,24 +64,22 @@ public class TokenService {
     }
 
     /**
-     * Claims the token inside the caller's transaction; fails with {@link TokenTakenException} when
-     * another copy has it (or had it), so that the transaction rolls back having done nothing.
+     * Claims the token inside the caller's transaction and answers what the caller then holds; fails with
+     * {@link TokenTakenException} when another copy has it (or had it), so that the transaction rolls back
+     * having done nothing.
      */
-    public Uni<Void> claimIn(SqlClient tx, String merchantId, TokenClaim claim) {
+    public Uni<Ownership> claimIn(SqlClient tx, String merchantId, TokenClaim claim) {
         Instant now = UtcTime.now();
         Duration lease = config.idempotency().lease();
-        if (claim.firstClaim()) {
-            return tokens.insertClaimed(tx, merchantId, claim.token(), claim.fingerprint(), claim.requestNo(), lease,
-                    claim.expiresAt(), now)
-                    .onFailure(MysqlErrors::isDuplicateKey).transform(dup -> new TokenTakenException());
-        }
-        return tokens.claim(tx, merchantId, claim.token(), claim.fingerprint(), claim.requestNo(), lease, now)
-                .map(owned -> {
-                    if (!owned) {
-                        throw new TokenTakenException();
-                    }
-                    return null;
-                });
+        Uni<Integer> epoch = claim.firstClaim()
+                ? tokens.insertClaimed(tx, merchantId, claim.token(), claim.fingerprint(), claim.requestNo(), lease,
+                        claim.expiresAt(), now)
+                        .onFailure(MysqlErrors::isDuplicateKey).transform(dup -> new TokenTakenException())
+                        .replaceWith(1)
+                : tokens.claim(tx, merchantId, claim.token(), claim.fingerprint(), claim.requestNo(), lease, now)
+                        .map(owned -> owned.orElseThrow(TokenTakenException::new));
+        return epoch.map(e -> new Ownership(merchantId, claim.token(), claim.fingerprint(), claim.requestNo(),
+                claim.expiresAt(), e));
     }
 
     /**
@@ -92,20 +90,23 @@ public class TokenService {
         return tokens.find(merchantId, token).map(row -> TokenFinding.of(row, fingerprint, UtcTime.now()));
     }
 
+    /** The token's row; empty when it has none. */
+    public Uni<Optional<TokenRow>> row(String merchantId, String token) {
+        return tokens.find(merchantId, token);
+    }
+
     /** When the token's row says it expires; empty when it has no row. */
     public Uni<Optional<Instant>> storedExpiry(String merchantId, String token) {
         return tokens.find(merchantId, token).map(row -> row.map(TokenRow::expiresAt));
     }
 
-    public Uni<Boolean> complete(SqlClient tx, String merchantId, String token, StoredResponse response) {
-        return tokens.complete(tx, merchantId, token, response, UtcTime.now());
+    /** Stores the owner's final answer; false when its epoch no longer holds the token in progress. */
+    public Uni<Boolean> complete(SqlClient tx, Ownership owner, StoredResponse response) {
+        return tokens.complete(tx, owner.merchantId(), owner.token(), owner.epoch(), response, UtcTime.now());
     }
 
-    public Uni<Boolean> release(SqlClient tx, String merchantId, String token) {
-        return tokens.release(tx, merchantId, token, UtcTime.now());
-    }
-
-    public Uni<Boolean> recordInterim(SqlClient client, String merchantId, String token, StoredResponse response) {
-        return tokens.recordInterim(client, merchantId, token, response, UtcTime.now());
+    /** Gives the token back for a retry; false when the owner's epoch no longer holds it in progress. */
+    public Uni<Boolean> release(SqlClient tx, Ownership owner) {
+        return tokens.release(tx, owner.merchantId(), owner.token(), owner.epoch(), UtcTime.now());
     }
 }

@@ -4,7 +4,7 @@ import io.payonce.idempotency.Fingerprint;
 
 /**
  * One request to pay an order, already validated. {@code currency} is null when the request did not
- * name one (the order's is then used); {@code token} is null for callers without one (a job, a queue).
+ * name one (the order's is then used). Every entrance carries an idempotency key ({@code token}).
  */
 public record PayCommand(String merchantId, String token, String orderNo, String requestNo, long amount,
         String currency) {

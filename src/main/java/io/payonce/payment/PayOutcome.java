@@ -29,8 +29,12 @@ public sealed interface PayOutcome {
     record OrderNotPayable(String orderNo, String requestNo) implements PayOutcome {
     }
 
-    /** Another payment record holds this request number (layer 2 stopped it). */
-    record RequestNoConflict(String orderNo, String requestNo) implements PayOutcome {
+    /**
+     * Another payment record holds this request number (layer 2 stopped it). Final once that record is
+     * settled; while it is still PROCESSING its opener may yet undo it and free the number, so the answer is
+     * not stored and a retry decides again.
+     */
+    record RequestNoConflict(String orderNo, String requestNo, boolean holderSettled) implements PayOutcome {
     }
 
     /** The channel declined the charge; the order is payable again under a new request. */
@@ -49,6 +53,10 @@ public sealed interface PayOutcome {
     }
 
     default boolean isFinal() {
-        return !(this instanceof Processing);
+        return switch (this) {
+            case Processing processing -> false;
+            case RequestNoConflict conflict -> conflict.holderSettled();
+            default -> true;
+        };
     }
 }

@@ -19,10 +19,11 @@ public record Payment(
         String channelTxnId,
         Instant createdAt,
         Instant updatedAt,
-        int reconcileAttempts) {
+        int reconcileAttempts,
+        int epoch) {
 
     static final String COLUMNS = "id, merchant_id, request_no, order_no, token, amount, currency, status, failure, "
-            + "channel_txn_id, created_at, updated_at, reconcile_attempts";
+            + "channel_txn_id, created_at, updated_at, reconcile_attempts, epoch";
 
     static Payment from(Row row) {
         return new Payment(
@@ -38,6 +39,7 @@ public record Payment(
                 row.getString("channel_txn_id"),
                 UtcTime.fromColumn(row.getLocalDateTime("created_at")),
                 UtcTime.fromColumn(row.getLocalDateTime("updated_at")),
-                row.getInteger("reconcile_attempts"));
+                row.getInteger("reconcile_attempts"),
+                row.getInteger("epoch"));
     }
 }

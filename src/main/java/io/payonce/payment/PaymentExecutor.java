@@ -1,60 +1,81 @@
 package io.payonce.payment;
 
 import java.time.Duration;
-import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
 import io.payonce.channel.ChargeResult;
 import io.payonce.channel.PaymentChannel;
 import io.payonce.database.Database;
 import io.payonce.database.MysqlErrors;
 import io.payonce.database.UtcTime;
+import io.payonce.idempotency.DuplicateMetrics;
+import io.payonce.idempotency.DuplicateMetrics.Layer;
+import io.payonce.idempotency.Ownership;
 import io.payonce.idempotency.StoredResponse;
+import io.payonce.idempotency.TemporarilyUnavailableException;
 import io.payonce.idempotency.TokenClaim;
 import io.payonce.idempotency.TokenService;
 import io.payonce.idempotency.TokenTakenException;
 import io.payonce.order.Order;
 import io.payonce.order.OrderRepository;
 import io.payonce.order.OrderStatus;
-import io.payonce.payment.PayMetrics.Layer;
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import org.jboss.logging.Logger;
 
 /**
- * A payment's phases, each returning the next {@link Step}: open (the token's claim, layer 2's record
- * and layer 3's move to PAYING in one transaction), charge (the channel, outside any transaction),
- * then settle on the channel's final word, undo a charge the channel refused before accepting it, or
- * answer "processing" when nobody can tell yet. Every path that can charge, HTTP or not, comes
- * through {@link #execute}. The class is longer than the others on purpose: a payment's phases and the
- * steps between them read top to bottom in one place, so every outcome of every phase can be checked
- * against the next.
+ * A payment's phases, each returning the next {@link Step}: open (the token's claim, layer 2's record and
+ * layer 3's move to PAYING in one transaction), charge (the channel, outside any transaction), then settle
+ * on the channel's final word, undo a charge the channel refused before accepting it, or answer
+ * "processing" when nobody can tell yet; and for a payment taken over by reconciliation, query and close.
+ * This class is the only caller of the channel for payments: a request runs it from {@link #execute}, and
+ * reconciliation resumes the same phases with {@link #resume}. The class is longer than the others on
+ * purpose: a payment's phases and the steps between them read top to bottom in one place, so every outcome
+ * of every phase can be checked against the next.
+ *
+ * <p>Ownership is fenced. Whoever acts on a payment holds it under an epoch ({@link Held}): the opener's is
+ * its token claim's, and a take-over by reconciliation increments it before the channel is called. Every
+ * later write of an owner names its epoch in SQL, and one that finds it gone changes nothing; an owner
+ * checks its epoch again right before it sends a charge. Only the opener, while its epoch holds, undoes a
+ * charge the channel refused before accepting it; an owner that took over ends a payment as "not charged"
+ * only by closing it at the channel. Settling on the channel's final word needs no epoch: the word is the
+ * same for everyone.
+ *
+ * <p>Bound: an owner answers within the channel timeout plus {@link #DATABASE_TIMES_TO_ANSWER} database
+ * timeouts, {@link #DATABASE_TIMES_BEFORE_CHARGE} of them before its charge is sent (open, a COMMIT in
+ * doubt resolved, the epoch checked again); each phase is bounded on its own.
  */
 @ApplicationScoped
 public class PaymentExecutor {
 
+    /** Database timeouts an owner may spend before its charge is sent: open, in-doubt resolution, epoch check. */
+    public static final int DATABASE_TIMES_BEFORE_CHARGE = 3;
+    /** Database timeouts in an owner's longest path to its answer: those before the charge, settle, interim. */
+    public static final int DATABASE_TIMES_TO_ANSWER = DATABASE_TIMES_BEFORE_CHARGE + 2;
+
     private static final Logger LOG = Logger.getLogger(PaymentExecutor.class);
 
     private final Database db;
-    private final Pool pool;
     private final OrderRepository orders;
     private final PaymentRepository payments;
     private final TokenService tokens;
     private final PaymentChannel channel;
     private final Settlement settlement;
     private final OutcomeRenderer renderer;
-    private final PayMetrics metrics;
+    private final DuplicateMetrics metrics;
+    private final Counter chargesSentAgain;
     private final Duration lease;
 
-    PaymentExecutor(Database db, Pool pool, OrderRepository orders, PaymentRepository payments, TokenService tokens,
-            PaymentChannel channel, Settlement settlement, OutcomeRenderer renderer, PayMetrics metrics,
-            PayOnceConfig config) {
+    PaymentExecutor(Database db, OrderRepository orders, PaymentRepository payments, TokenService tokens,
+            PaymentChannel channel, Settlement settlement, OutcomeRenderer renderer, DuplicateMetrics metrics,
+            MeterRegistry meters, PayOnceConfig config) {
         this.db = db;
-        this.pool = pool;
         this.orders = orders;
         this.payments = payments;
         this.tokens = tokens;
@@ -62,105 +83,178 @@ public class PaymentExecutor {
         this.settlement = settlement;
         this.renderer = renderer;
         this.metrics = metrics;
+        this.chargesSentAgain = meters.counter("payonce.reconcile.charges_sent_again");
         this.lease = config.idempotency().lease();
     }
 
-    /** Where a payment goes next: each phase returns one of these, and {@link Answer} ends the request. */
-    private sealed interface Step {
-        /** The payment record exists and the order is PAYING: the charge may be sent. */
-        record Charge(long paymentId, Order order) implements Step {
-        }
-
-        /** The channel gave its final word (charged, declined or closed): settle on it. */
-        record Settle(Charge charge, ChargeResult word) implements Step {
-        }
-
-        /** The channel refused before accepting: nothing was charged, so the attempt is taken back. */
-        record Undo(Charge charge, String reason) implements Step {
-        }
-
-        /** Nobody can tell yet whether the channel charged: answer 202; reconciliation settles it. */
-        record Processing() implements Step {
-        }
-
-        /** A layer refused the request after the claim, and the opening rolled back: store that answer. */
-        record Refused(PayOutcome outcome) implements Step {
-        }
-
-        /** The opening COMMIT went unanswered: look on a fresh connection whether it happened. */
-        record LookAgain() implements Step {
-        }
-
-        /** The request's answer. */
-        record Answer(StoredResponse response) implements Step {
-        }
-    }
-
-    /** A payment attempt without a token (a job, a queue consumer): layers 2 and 3 alone guard it. */
-    public Uni<StoredResponse> execute(PayCommand cmd) {
-        return execute(cmd, Optional.empty());
-    }
-
     /**
-     * Executes the command and answers; with a token, its claim (layer 1) opens the same transaction as
-     * the payment record and the order's move, so the three cost one commit. Fails only with
-     * {@link TokenTakenException} (the token's row exists: nothing was done) or
-     * {@link TemporarilyUnavailableException} (nothing irreversible happened); once a charge was sent every
-     * failure becomes the 202 of {@link Step.Processing}, never a retryable error.
+     * A payment as its current owner holds it: the record, the epoch it holds it under, and since when (on
+     * this process's monotonic clock) its lease runs. {@code opener} is the request that opened it, the only
+     * owner that may undo it; {@code ownership} its token claim. {@code order} is the order as read when the
+     * payment was opened, or empty to read it when settling.
      */
-    public Uni<StoredResponse> execute(PayCommand cmd, Optional<TokenClaim> claim) {
-        return open(cmd, claim).flatMap(step -> proceed(cmd, claim, step));
+    record Held(Payment payment, int epoch, boolean opener, Optional<Ownership> ownership, Optional<Order> order,
+            long sinceNanos, Duration lease, Duration backoff) {
+
+        /** True while nobody can have taken the payment over: well within the lease its owner took it with. */
+        boolean surelyHeld() {
+            return System.nanoTime() - sinceNanos < lease.toNanos() / 2;
+        }
     }
 
-    /** Runs the phases from {@code step} on, until one answers. */
-    private Uni<StoredResponse> proceed(PayCommand cmd, Optional<TokenClaim> claim, Step step) {
-        if (step instanceof Step.Answer answer) {
-            return Uni.createFrom().item(answer.response());
-        }
-        return phase(cmd, claim, step).flatMap(next -> proceed(cmd, claim, next));
+    /** Where a payment goes next: each phase returns one of these; {@link End} ends the run. */
+    private sealed interface Step {
     }
 
-    private Uni<Step> phase(PayCommand cmd, Optional<TokenClaim> claim, Step step) {
-        if (step instanceof Step.Charge charge) {
-            return charge(cmd, charge);
+    /** The payment record exists and its order is PAYING: the charge may be sent (by its owner, still). */
+    private record Charge(Held held) implements Step {
+    }
+
+    /** Reconciliation asks the channel what became of the charge; past give-up-after it closes instead. */
+    private record Query(Held held, boolean overdue) implements Step {
+    }
+
+    /** Nothing may be charged under the number any more: close it at the channel. */
+    private record Close(Held held) implements Step {
+    }
+
+    /** The channel gave its final word (charged, declined or closed): settle on it. */
+    private record Settle(Held held, ChargeResult word) implements Step {
+    }
+
+    /** The channel refused the opener's charge before accepting it: the attempt is taken back. */
+    private record Undo(Held held, String reason) implements Step {
+    }
+
+    /** Nobody can tell yet whether the channel charged: the request is answered 202. */
+    private record Processing(String orderNo, String requestNo, Optional<Held> held) implements Step {
+
+        static Processing of(Held held) {
+            return new Processing(held.payment().orderNo(), held.payment().requestNo(), Optional.of(held));
         }
-        if (step instanceof Step.Settle settle) {
-            return settle(cmd, settle);
-        }
-        if (step instanceof Step.Undo undo) {
-            return undo(cmd, undo);
-        }
-        if (step instanceof Step.Processing) {
-            return processing(cmd);
-        }
-        if (step instanceof Step.Refused refused) {
-            return answerRefusal(cmd, claim, refused.outcome());
-        }
-        if (step instanceof Step.LookAgain) {
-            return lookAgain(cmd);
-        }
-        throw new IllegalStateException("no phase for " + step);
+    }
+
+    /** Reconciliation could not settle it yet: looked at again after a backoff. */
+    private record Postpone(Held held, ChargeResult word) implements Step {
+    }
+
+    /** The owner lost the payment to a take-over: it answers what the rows say. */
+    private record Lost(Held held) implements Step {
+    }
+
+    /** A layer refused the request after the claim, and the opening rolled back: store that answer. */
+    private record Refused(PayCommand cmd, TokenClaim claim, PayOutcome outcome) implements Step {
+    }
+
+    /** The opening COMMIT went unanswered: resolve it for certain, then look whether it happened. */
+    private record LookAgain(PayCommand cmd, Ownership owner, long sinceNanos,
+            Database.CommitUnknownException unknown) implements Step {
+    }
+
+    /** How a run ends. */
+    private sealed interface End extends Step {
+    }
+
+    /** The request's answer. */
+    private record Answer(StoredResponse response) implements End {
+    }
+
+    /** Reconciliation settled the payment (or found it settled), on the channel's word. */
+    private record Settled(Settlement.Settled settled, ChargeResult word) implements End {
+    }
+
+    /** Reconciliation left it for later. */
+    private record Postponed(ChargeResult word) implements End {
     }
 
     /**
-     * Open: the claim, layer 2 then layer 3, in one transaction. Leads to {@link Step.Charge}, to an
-     * {@link Step.Answer} stored in the same transaction (unknown order, wrong amount), to
-     * {@link Step.Refused} once a layer's refusal rolled everything back, or to {@link Step.LookAgain}.
-     * The claim and the order's read go out together (with BEGIN, see {@link Database#inTransaction}); the
+     * What resuming a payment taken over came to: settled (by this call or before it, with the channel's word
+     * it rests on), or postponed.
+     */
+    public sealed interface Resumed {
+        record Settled(Settlement.Settled settled, ChargeResult word) implements Resumed {
+        }
+
+        record Postponed(ChargeResult word) implements Resumed {
+        }
+    }
+
+    /**
+     * Executes the command as the owner of its token's claim (made in the opening transaction, so the three
+     * layers cost one commit) and answers. Fails only with {@link TokenTakenException} (the token's row
+     * exists: nothing was done) or {@link TemporarilyUnavailableException} (nothing was charged, and nothing
+     * can be under this request later); once a charge may have been sent every failure becomes the 202 of
+     * {@link Processing}, never a retryable error.
+     */
+    public Uni<StoredResponse> execute(PayCommand cmd, TokenClaim claim) {
+        return open(cmd, claim).flatMap(this::run).map(end -> switch (end) {
+            case Answer answer -> answer.response();
+            case Settled settled -> settled.settled().response();
+            case Postponed postponed -> throw new IllegalStateException("a request's run postponed " + cmd.requestNo());
+        });
+    }
+
+    /**
+     * Resumes a payment reconciliation took over under {@code epoch}: asks the channel, and completes it on
+     * its word with the payment's own request number (sending the same charge again when it never arrived,
+     * closing it past give-up-after), or postpones it by {@code backoff}.
+     */
+    public Uni<Resumed> resume(Payment payment, boolean overdue, Duration claimLease, Duration backoff) {
+        Held held = new Held(payment, payment.epoch(), false, Optional.empty(), Optional.empty(), System.nanoTime(),
+                claimLease, backoff);
+        return run(new Query(held, overdue)).map(end -> switch (end) {
+            case Settled settled -> new Resumed.Settled(settled.settled(), settled.word());
+            case Postponed postponed -> new Resumed.Postponed(postponed.word());
+            case Answer answer -> throw new IllegalStateException("a take-over answered " + payment.requestNo());
+        });
+    }
+
+    /** Runs the phases from {@code step} on, until one ends the run. */
+    private Uni<End> run(Step step) {
+        if (step instanceof End end) {
+            return Uni.createFrom().item(end);
+        }
+        return phase(step).flatMap(this::run);
+    }
+
+    private Uni<Step> phase(Step step) {
+        return switch (step) {
+            case Charge charge -> charge(charge.held());
+            case Query query -> query(query.held(), query.overdue());
+            case Close close -> close(close.held());
+            case Settle settle -> settle(settle.held(), settle.word());
+            case Undo undo -> undo(undo.held(), undo.reason());
+            case Processing processing -> processing(processing);
+            case Postpone postpone -> postpone(postpone.held(), postpone.word());
+            case Lost lost -> lost(lost.held());
+            case Refused refused -> answerRefusal(refused.cmd(), refused.claim(), refused.outcome());
+            case LookAgain again -> lookAgain(again);
+            case End end -> Uni.createFrom().item(end);
+        };
+    }
+
+    /**
+     * Open: the claim, layer 2 then layer 3, in one transaction. Leads to {@link Charge}, to an {@link Answer}
+     * stored in the same transaction (unknown order, wrong amount), to {@link Refused} once a layer's refusal
+     * rolled everything back, or to {@link LookAgain}. The claim and the order's read go out together; the
      * read takes no lock and changes nothing, so it is harmless whatever happens to the claim.
      */
-    private Uni<Step> open(PayCommand cmd, Optional<TokenClaim> claim) {
+    private Uni<Step> open(PayCommand cmd, TokenClaim claim) {
+        long since = System.nanoTime();
+        AtomicReference<Ownership> claimed = new AtomicReference<>();
         return db.inTransaction(tx -> Uni.combine().all()
-                .unis(claim.isEmpty() ? Uni.createFrom().voidItem() : tokens.claimIn(tx, cmd.merchantId(), claim.get()),
-                        orders.find(tx, cmd.merchantId(), cmd.orderNo()))
-                .with((claimed, order) -> order)
-                .flatMap(order -> openWith(tx, cmd, order)))
-                .onFailure(Stop.class).recoverWithItem(stop -> new Step.Refused(((Stop) stop).outcome))
+                .unis(tokens.claimIn(tx, cmd.merchantId(), claim), orders.find(tx, cmd.merchantId(), cmd.orderNo()))
+                .with((owner, order) -> {
+                    claimed.set(owner);
+                    return order;
+                })
+                .flatMap(order -> openWith(tx, cmd, claimed.get(), order, since)))
+                .onFailure(Stop.class).recoverWithItem(stop -> new Refused(cmd, claim, ((Stop) stop).outcome))
                 .onFailure(MysqlErrors::isDuplicateKey)
-                .recoverWithUni(dup -> requestNoTaken(cmd).map(outcome -> (Step) new Step.Refused(outcome)))
+                .recoverWithUni(dup -> requestNoTaken(cmd).map(outcome -> (Step) new Refused(cmd, claim, outcome)))
                 .onFailure(Database.CommitUnknownException.class).recoverWithItem(unknown -> {
                     LOG.warnf("the opening commit of %s went unanswered", cmd.requestNo());
-                    return new Step.LookAgain();
+                    return new LookAgain(cmd, claimed.get(), since, (Database.CommitUnknownException) unknown);
                 })
                 .onFailure(e -> !(e instanceof TokenTakenException))
                 .transform(e -> new TemporarilyUnavailableException("database unavailable before the charge", e));
@@ -172,24 +266,33 @@ public class PaymentExecutor {
      * the INSERT's answer: sent together, after a deadlock that rolled the INSERT's transaction back MySQL
      * would run the UPDATE on its own, in autocommit.
      */
-    private Uni<Step> openWith(SqlClient tx, PayCommand cmd, Optional<Order> found) {
+    private Uni<Step> openWith(SqlClient tx, PayCommand cmd, Ownership owner, Optional<Order> found, long since) {
         if (found.isEmpty()) {
-            return answerIn(tx, cmd, new PayOutcome.OrderNotFound(cmd.orderNo(), cmd.requestNo()));
+            return answerIn(tx, owner, new PayOutcome.OrderNotFound(cmd.orderNo(), cmd.requestNo()));
         }
         Order order = found.get();
         if (order.amount() != cmd.amount() || (cmd.currency() != null && !cmd.currency().equals(order.currency()))) {
-            return answerIn(tx, cmd, new PayOutcome.AmountMismatch(cmd.orderNo(), cmd.requestNo()));
+            return answerIn(tx, owner, new PayOutcome.AmountMismatch(cmd.orderNo(), cmd.requestNo()));
         }
         return payments.insert(tx, cmd.merchantId(), cmd.requestNo(), cmd.orderNo(), cmd.token(),
-                order.amount(), order.currency(), lease)
+                order.amount(), order.currency(), lease, owner.epoch())
                 .flatMap(paymentId -> orders.transition(tx, order, OrderStatus.PENDING, OrderStatus.PAYING, UtcTime.now())
                         .map(moved -> {
                             if (!moved) {
                                 metrics.stopped(Layer.STATE_MACHINE);
                                 throw new Stop(new PayOutcome.OrderNotPayable(cmd.orderNo(), cmd.requestNo()));
                             }
-                            return new Step.Charge(paymentId, order.movedTo(OrderStatus.PAYING, UtcTime.now()));
+                            Payment payment = opened(paymentId, cmd, order, owner.epoch());
+                            return new Charge(new Held(payment, owner.epoch(), true, Optional.of(owner),
+                                    Optional.of(order.movedTo(OrderStatus.PAYING, UtcTime.now())), since, lease,
+                                    Duration.ZERO));
                         }));
+    }
+
+    /** The record the opening inserted, as the phases after it need it. */
+    private static Payment opened(long id, PayCommand cmd, Order order, int epoch) {
+        return new Payment(id, cmd.merchantId(), cmd.requestNo(), cmd.orderNo(), cmd.token(), order.amount(),
+                order.currency(), PaymentStatus.PROCESSING, null, null, null, null, 0, epoch);
     }
 
     /** Rolls the opening transaction back with an outcome to answer. */
@@ -203,129 +306,217 @@ public class PaymentExecutor {
     }
 
     /** A stop found before anything was written but the claim: its answer goes into the same transaction. */
-    private Uni<Step> answerIn(SqlClient tx, PayCommand cmd, PayOutcome outcome) {
+    private Uni<Step> answerIn(SqlClient tx, Ownership owner, PayOutcome outcome) {
         StoredResponse response = renderer.render(outcome);
-        return storeIn(tx, cmd, response).replaceWith(new Step.Answer(response));
-    }
-
-    /** The unique index refused the record: another request holds the number, or this token's own earlier one. */
-    private Uni<PayOutcome> requestNoTaken(PayCommand cmd) {
-        metrics.stopped(Layer.UNIQUE_INDEX);
-        return db.bounded(payments.find(cmd.merchantId(), cmd.requestNo())).map(existing -> existing
-                // this token's own earlier attempt, cut short before its answer was stored
-                .filter(payment -> cmd.token() != null && cmd.token().equals(payment.token()))
-                .map(Settlement::outcomeOf)
-                .orElseGet(() -> new PayOutcome.RequestNoConflict(cmd.orderNo(), cmd.requestNo())));
+        return tokens.complete(tx, owner, response).replaceWith(new Answer(response));
     }
 
     /**
-     * Answers a request that a layer refused after the claim, once the refused transaction rolled back:
-     * claims the token again and stores the answer with it, in one transaction. Another copy may have
-     * claimed the token meanwhile ({@link TokenTakenException}); its answer is then the one.
+     * The unique index refused the record: this token's own earlier attempt (cut short before its answer was
+     * stored), or another request's, final once that one is settled.
      */
-    private Uni<Step> answerRefusal(PayCommand cmd, Optional<TokenClaim> claim, PayOutcome outcome) {
+    private Uni<PayOutcome> requestNoTaken(PayCommand cmd) {
+        metrics.stopped(Layer.UNIQUE_INDEX);
+        return db.bounded(payments.find(cmd.merchantId(), cmd.requestNo())).map(existing -> existing
+                .filter(payment -> cmd.token().equals(payment.token()))
+                .map(Settlement::outcomeOf)
+                .orElseGet(() -> new PayOutcome.RequestNoConflict(cmd.orderNo(), cmd.requestNo(), existing
+                        .map(holder -> holder.status() != PaymentStatus.PROCESSING).orElse(false))));
+    }
+
+    /**
+     * Answers a request that a layer refused after the claim, once the refused transaction rolled back: a
+     * final refusal claims the token again and is stored with it, in one transaction (another copy may have
+     * claimed it meanwhile, {@link TokenTakenException}: its answer is then the one); one that is not final
+     * is answered without claiming anything, so the token stays free and a retry decides again.
+     */
+    private Uni<Step> answerRefusal(PayCommand cmd, TokenClaim claim, PayOutcome outcome) {
         StoredResponse response = renderer.render(outcome);
-        if (claim.isEmpty()) {
-            return Uni.createFrom().item(new Step.Answer(response));
+        if (!outcome.isFinal()) {
+            return Uni.createFrom().item(new Answer(response));
         }
-        return db.inTransaction(tx -> tokens.claimIn(tx, cmd.merchantId(), claim.get())
-                .flatMap(claimed -> outcome.isFinal()
-                        ? storeIn(tx, cmd, response)
-                        : tokens.recordInterim(tx, cmd.merchantId(), cmd.token(), response).replaceWithVoid()))
-                .replaceWith((Step) new Step.Answer(response))
+        return db.inTransaction(tx -> tokens.claimIn(tx, cmd.merchantId(), claim)
+                .flatMap(owner -> tokens.complete(tx, owner, response)))
+                .replaceWith((Step) new Answer(response))
                 .onFailure(e -> !(e instanceof TokenTakenException))
                 .transform(e -> new TemporarilyUnavailableException("database unavailable before the charge", e));
     }
 
     /**
-     * The opening COMMIT went unanswered, so it may or may not have happened. The owner still holds the
-     * payment's lease and looks on a fresh connection: its own record there means the opening committed
-     * and the charge may go; no record means it did not (the token's claim went with it), and nothing
-     * happened. A database still silent leaves it to reconciliation, which completes what was opened.
+     * The opening COMMIT went unanswered, so it may have happened, or may still happen. It is resolved for
+     * certain first ({@link Database#resolve}); what the resolution reads then decides: no record of this
+     * token means nothing was opened and nothing can be (the claim went with it); a record still held under
+     * this owner's epoch may be charged; one taken over, or settled, answers what the rows say. Unresolved,
+     * the answer is 202: reconciliation completes whatever was opened, and a retry runs a request never
+     * opened.
      */
-    private Uni<Step> lookAgain(PayCommand cmd) {
-        return db.bounded(payments.find(cmd.merchantId(), cmd.requestNo())).flatMap(found -> {
-            Payment payment = found.filter(p -> Objects.equals(p.token(), cmd.token())).orElseThrow(
-                    () -> new TemporarilyUnavailableException("the opening transaction did not commit", null));
-            if (payment.status() != PaymentStatus.PROCESSING) {
-                return settlement.storedAnswer(payment).map(response -> (Step) new Step.Answer(response));
+    private Uni<Step> lookAgain(LookAgain again) {
+        PayCommand cmd = again.cmd();
+        return db.resolve(again.unknown(), conn -> payments.find(conn, cmd.merchantId(), cmd.requestNo()))
+                .flatMap(resolved -> {
+                    if (resolved.isEmpty()) {
+                        LOG.warnf("the opening commit of %s is still in doubt: answered as processing", cmd.requestNo());
+                        return Uni.createFrom().item((Step) new Processing(cmd.orderNo(), cmd.requestNo(), Optional.empty()));
+                    }
+                    Optional<Payment> mine = resolved.get().filter(p -> cmd.token().equals(p.token()));
+                    if (mine.isEmpty()) {
+                        return Uni.createFrom().failure(
+                                new TemporarilyUnavailableException("the opening transaction did not commit", null));
+                    }
+                    Payment payment = mine.get();
+                    Held held = new Held(payment, again.owner().epoch(), true, Optional.of(again.owner()),
+                            Optional.empty(), again.sinceNanos(), lease, Duration.ZERO);
+                    if (payment.epoch() != again.owner().epoch() || payment.status() != PaymentStatus.PROCESSING) {
+                        return Uni.createFrom().item((Step) new Lost(held));
+                    }
+                    return db.bounded(orders.find(cmd.merchantId(), cmd.orderNo())).map(order -> order
+                            .filter(o -> o.status() == OrderStatus.PAYING)
+                            .<Step>map(o -> new Charge(new Held(payment, held.epoch(), true, held.ownership(),
+                                    Optional.of(o), held.sinceNanos(), lease, Duration.ZERO)))
+                            .orElseGet(() -> new Lost(held)));
+                })
+                .onFailure(e -> !(e instanceof TemporarilyUnavailableException))
+                .recoverWithItem(new Processing(cmd.orderNo(), cmd.requestNo(), Optional.empty()));
+    }
+
+    /**
+     * Charge: sent only while the owner still holds the payment (checked in the database unless its lease is
+     * too young for anyone to have taken it over), and every answer of the channel's maps to the next step.
+     */
+    private Uni<Step> charge(Held held) {
+        Uni<Boolean> stillHeld = held.surelyHeld() ? Uni.createFrom().item(true)
+                : db.bounded(payments.held(held.payment().id(), held.epoch()));
+        return stillHeld.onFailure().recoverWithItem(false).flatMap(holds -> {
+            if (!holds) {
+                return Uni.createFrom().item((Step) new Lost(held));
             }
-            return db.bounded(orders.find(cmd.merchantId(), cmd.orderNo())).map(order -> order
-                    .filter(o -> o.status() == OrderStatus.PAYING)
-                    .<Step>map(o -> new Step.Charge(payment.id(), o))
-                    .orElseGet(Step.Processing::new));
-        }).onFailure(e -> !(e instanceof TemporarilyUnavailableException)).recoverWithItem(new Step.Processing());
+            Payment p = held.payment();
+            return channel.charge(p.merchantId(), p.orderNo(), p.requestNo(), p.amount(), p.currency())
+                    .map(word -> afterCharge(held, word));
+        });
     }
 
-    /** Charge: every answer of the channel's maps to the next step. */
-    private Uni<Step> charge(PayCommand cmd, Step.Charge charge) {
-        Order order = charge.order();
-        return channel.charge(cmd.merchantId(), cmd.orderNo(), cmd.requestNo(), order.amount(), order.currency())
-                .map(word -> {
-                    if (word.isFinal()) {
-                        return new Step.Settle(charge, word);
-                    }
-                    if (word instanceof ChargeResult.NotAccepted refused) {
-                        return new Step.Undo(charge, refused.reason());
-                    }
-                    // pending, or no clear answer: only the channel's later word can tell
-                    return new Step.Processing();
-                });
+    private Step afterCharge(Held held, ChargeResult word) {
+        return switch (word) {
+            case ChargeResult.Succeeded ok -> new Settle(held, word);
+            case ChargeResult.Declined declined -> new Settle(held, word);
+            case ChargeResult.Closed closed -> new Settle(held, word);
+            case ChargeResult.NotAccepted refused -> held.opener() ? new Undo(held, refused.reason())
+                    // refused before acceptance this time; an earlier charge of the number may still be under way
+                    : new Postpone(held, word);
+            // pending, or no clear answer: only the channel's later word can tell
+            case ChargeResult.Pending pending -> held.opener() ? Processing.of(held) : new Postpone(held, word);
+            case ChargeResult.NotFound notFound -> held.opener() ? Processing.of(held) : new Postpone(held, word);
+            case ChargeResult.Unknown unknown -> held.opener() ? Processing.of(held) : new Postpone(held, word);
+        };
     }
 
     /**
-     * Settle, through the one settlement reconciliation uses too: if reconciliation settled first, its
-     * stored answer is this request's answer. A settlement that fails leaves the payment to reconciliation.
+     * Query, for a payment taken over: the channel's final word settles it; a charge that never arrived is
+     * sent again, the same number and amount (the channel's idempotency makes that safe even if the first is
+     * still on its way: the customer asked once, and was told it is processing); past give-up-after the number
+     * is closed instead, so that nothing can be charged under it once the payment is reported not completed.
      */
-    private Uni<Step> settle(PayCommand cmd, Step.Settle settle) {
-        Step.Charge charge = settle.charge();
-        Settlement.Target target = new Settlement.Target(charge.paymentId(), cmd.merchantId(), cmd.token(),
-                cmd.orderNo(), cmd.requestNo(), charge.order().amount(), charge.order().currency());
-        return settlement.settle(target, Optional.of(charge.order()), settle.word())
-                .map(settled -> (Step) new Step.Answer(settled.response()))
+    private Uni<Step> query(Held held, boolean overdue) {
+        Payment p = held.payment();
+        return channel.query(p.merchantId(), p.requestNo()).map(told -> {
+            if (told.isFinal()) {
+                return new Settle(held, told);
+            }
+            if (overdue) {
+                return new Close(held);
+            }
+            if (told instanceof ChargeResult.NotFound) {
+                chargesSentAgain.increment();
+                return new Charge(held);
+            }
+            return new Postpone(held, told);
+        });
+    }
+
+    private Uni<Step> close(Held held) {
+        return channel.close(held.payment().merchantId(), held.payment().requestNo())
+                .map(word -> word.isFinal() ? new Settle(held, word) : new Postpone(held, word));
+    }
+
+    /**
+     * Settle, through the one settlement both owners use: whoever comes second answers what the first stored.
+     * A settlement that fails leaves the payment to reconciliation.
+     */
+    private Uni<Step> settle(Held held, ChargeResult word) {
+        return settlement.settle(Settlement.Target.of(held.payment()), held.order(), word)
+                .map(settled -> held.opener() ? (Step) new Answer(settled.response()) : new Settled(settled, word))
                 .onFailure().recoverWithItem(e -> {
-                    LOG.errorf(e, "settling %s failed after the charge; reconciliation will settle it", cmd.requestNo());
-                    return new Step.Processing();
+                    LOG.errorf(e, "settling %s failed after the charge; reconciliation will settle it",
+                            held.payment().requestNo());
+                    return held.opener() ? Processing.of(held) : new Postpone(held, word);
                 });
     }
 
     /**
-     * Undo: the channel refused before accepting, so the attempt is taken back whole and the token
-     * released (its fingerprint stays bound) for the client's retry: a 503. If the undo fails, the record
-     * stands and the answer is a 202: reconciliation completes the payment (the channel has no charge of
-     * it and is sent the same one again), never declines it.
+     * Undo: the channel refused the opener's charge before accepting it, so the attempt is taken back whole
+     * and the token released (its fingerprint stays bound) for the client's retry: a 503. Only while the
+     * opener's epoch holds: the order and the token move only when the record was deleted, and a record
+     * taken over meanwhile is left to its new owner, the request answering what the rows say. If the undo
+     * fails the record stands and the answer is a 202: reconciliation completes the payment (the channel has
+     * no charge of it and is sent the same one again), never declines it.
      */
-    private Uni<Step> undo(PayCommand cmd, Step.Undo undo) {
-        Step.Charge charge = undo.charge();
-        return db.inTransaction(tx -> payments.deleteUnaccepted(tx, charge.paymentId())
-                .flatMap(deleted -> orders.transition(tx, charge.order(), OrderStatus.PAYING, OrderStatus.PENDING,
-                        UtcTime.now()))
-                .flatMap(moved -> cmd.token() == null ? Uni.createFrom().item(moved)
-                        : tokens.release(tx, cmd.merchantId(), cmd.token())))
-                .onItemOrFailure().transform((released, failure) -> {
+    private Uni<Step> undo(Held held, String reason) {
+        Ownership owner = held.ownership().orElseThrow();
+        Order order = held.order().orElseThrow();
+        return db.inTransaction(tx -> payments.deleteUnaccepted(tx, held.payment().id(), held.epoch())
+                .flatMap(deleted -> !deleted ? Uni.createFrom().item(false)
+                        : orders.transition(tx, order, OrderStatus.PAYING, OrderStatus.PENDING, UtcTime.now())
+                                .flatMap(moved -> tokens.release(tx, owner))
+                                .replaceWith(true)))
+                .onItemOrFailure().transform((undone, failure) -> {
                     if (failure != null) {
-                        LOG.warnf(failure, "undoing unaccepted %s failed; reconciliation will complete it", cmd.requestNo());
-                        return new Step.Processing();
+                        LOG.warnf(failure, "undoing unaccepted %s failed; reconciliation will complete it",
+                                held.payment().requestNo());
+                        return Processing.of(held);
                     }
-                    throw new TemporarilyUnavailableException(undo.reason(), null);
+                    if (!undone) {
+                        return new Lost(held);
+                    }
+                    throw new TemporarilyUnavailableException(reason, null);
                 });
     }
 
-    /** Processing: the interim 202, recorded with the token while it stays in progress (best effort). */
-    private Uni<Step> processing(PayCommand cmd) {
-        StoredResponse response = renderer.render(new PayOutcome.Processing(cmd.orderNo(), cmd.requestNo()));
-        if (cmd.token() == null) {
-            return Uni.createFrom().item(new Step.Answer(response));
+    /**
+     * Processing: the interim 202, recorded with the token while it stays in progress, only while the owner
+     * still holds the payment (best effort: the answer is the 202 either way).
+     */
+    private Uni<Step> processing(Processing processing) {
+        StoredResponse response = renderer.render(new PayOutcome.Processing(processing.orderNo(), processing.requestNo()));
+        Optional<Held> held = processing.held().filter(h -> h.ownership().isPresent());
+        if (held.isEmpty()) {
+            return Uni.createFrom().item(new Answer(response));
         }
-        return db.bounded(tokens.recordInterim(pool, cmd.merchantId(), cmd.token(), response))
+        return db.bounded(payments.recordInterim(held.get().payment().id(), held.get().epoch(),
+                held.get().ownership().get().epoch(), response, UtcTime.now()))
                 .onFailure().recoverWithItem(false)
-                .replaceWith(new Step.Answer(response));
+                .replaceWith(new Answer(response));
     }
 
-    private Uni<Void> storeIn(SqlClient client, PayCommand cmd, StoredResponse response) {
-        if (cmd.token() == null) {
-            return Uni.createFrom().voidItem();
-        }
-        return tokens.complete(client, cmd.merchantId(), cmd.token(), response).replaceWithVoid();
+    /** Postpone: reconciliation looks again after the backoff, unless it lost the payment meanwhile. */
+    private Uni<Step> postpone(Held held, ChargeResult word) {
+        return db.bounded(payments.postpone(held.payment().id(), held.epoch(), held.backoff()))
+                .replaceWith(new Postponed(word));
+    }
+
+    /**
+     * The owner lost the payment (taken over, or settled meanwhile): it answers what the rows say, the
+     * settled answer, or 202 while the new owner completes it. Never "nothing happened".
+     */
+    private Uni<Step> lost(Held held) {
+        Payment p = held.payment();
+        StoredResponse processing = renderer.render(new PayOutcome.Processing(p.orderNo(), p.requestNo()));
+        LOG.infof("%s was taken over from epoch %d: answering what the rows say", p.requestNo(), held.epoch());
+        return db.bounded(payments.find(p.merchantId(), p.requestNo()))
+                .flatMap(found -> found.filter(now -> now.status() != PaymentStatus.PROCESSING)
+                        .map(settlement::storedAnswer)
+                        .orElseGet(() -> Uni.createFrom().item(processing)))
+                .onFailure().recoverWithItem(processing)
+                .map(Answer::new);
     }
 }

@@ -30,12 +30,19 @@ import io.vertx.mutiny.sqlclient.Tuple;
 @ApplicationScoped
 public class PaymentRepository {
 
-    /** Its age and its owner's lease are on the database's clock, which every instance shares. */
+    /**
+     * Its age and its owner's lease are on the database's clock, which every instance shares; its epoch is
+     * the one its opener claimed the token under.
+     */
     private static final String INSERT = """
             INSERT INTO payments (merchant_id, request_no, order_no, token, amount, currency, status, created_at, updated_at,
-                lease_until)
+                lease_until, epoch)
             VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3),
-                DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND))""";
+                DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND), ?)""";
+
+    /** Whether the payment is still PROCESSING under the owner's epoch: an owner asks right before a charge. */
+    private static final String HELD = """
+            SELECT COUNT(*) AS held FROM payments FORCE INDEX (PRIMARY) WHERE id = ? AND status = ? AND epoch = ?""";
 
     private static final String FIND = "SELECT " + Payment.COLUMNS + " FROM payments WHERE merchant_id = ? AND request_no = ?";
 
@@ -62,9 +69,23 @@ public class PaymentRepository {
     private static final Transition<TokenStatus> TOKEN_SETTLES = TokenStatus.MACHINE.move(TokenStatus.IN_PROGRESS,
             TokenStatus.COMPLETED);
 
-    /** Only a charge the channel never accepted is undone, so nothing that was charged is forgotten. */
+    /**
+     * Only a charge the channel never accepted is undone, so nothing that was charged is forgotten, and only
+     * by its opener while its epoch holds: after a take-over the charge may have been sent again.
+     */
     private static final String DELETE_UNACCEPTED = """
-            DELETE p FROM payments p FORCE INDEX (PRIMARY) WHERE p.id = ? AND p.status = ?""";
+            DELETE p FROM payments p FORCE INDEX (PRIMARY) WHERE p.id = ? AND p.status = ? AND p.epoch = ?""";
+
+    /**
+     * The interim 202 of an unknown channel outcome, recorded with the payment's token while it stays in
+     * progress, and only while the payment is still PROCESSING under the owner's epoch.
+     */
+    private static final String RECORD_INTERIM = """
+            UPDATE idempotency_tokens t FORCE INDEX (uq_tokens_merchant_token)
+            JOIN payments p FORCE INDEX (PRIMARY) ON p.id = ?
+            SET t.response_status = ?, t.response_body = ?, t.updated_at = ?
+            WHERE t.merchant_id = p.merchant_id AND t.token = p.token AND t.state = ? AND t.epoch = ?
+              AND p.status = ? AND p.epoch = ?""";
 
     /**
      * PROCESSING payments old enough to reconcile, whose owner's lease has ended and that no reconciler
@@ -78,14 +99,15 @@ public class PaymentRepository {
             ORDER BY id LIMIT ?""";
 
     /**
-     * Claims the payments named by primary key for one reconciler run, as a lease, so reconcilers on
-     * several instances never work on one payment at once. Locking by primary key only, in key order,
+     * Takes the payments named by primary key over for one reconciler run, as a lease, so reconcilers on
+     * several instances never work on one payment at once, and under the next epoch, so that whoever held
+     * a payment before (its opener, or an earlier run) can change nothing of it any more. Locking by primary key only, in key order,
      * a claim takes its locks in the order a settlement does (payment row first), so the two cannot
      * deadlock; a payment another reconciler leased meanwhile no longer matches.
      */
     private static final String CLAIM_FOR_RECONCILE = """
             UPDATE payments FORCE INDEX (PRIMARY)
-            SET reconcile_after = DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND), reconcile_claim = ?
+            SET reconcile_after = DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND), reconcile_claim = ?, epoch = epoch + 1
             WHERE id IN (%s) AND status = ? AND (reconcile_after IS NULL OR reconcile_after <= UTC_TIMESTAMP(3))""";
 
     /** The claimed payments, each with whether it is past the age at which reconciliation gives up. */
@@ -93,12 +115,12 @@ public class PaymentRepository {
             + ", created_at <= DATE_SUB(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND) AS overdue"
             + " FROM payments WHERE id IN (%s) AND reconcile_claim = ? AND status = ?";
 
-    /** The channel still cannot tell: try again after the backoff. */
+    /** The channel still cannot tell: try again after the backoff, unless someone took the payment over since. */
     private static final String POSTPONE = """
             UPDATE payments FORCE INDEX (PRIMARY)
             SET reconcile_after = DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND), reconcile_attempts = reconcile_attempts + 1,
                 reconcile_claim = NULL
-            WHERE id = ? AND status = ? AND reconcile_claim = ?""";
+            WHERE id = ? AND status = ? AND epoch = ?""";
 
     /**
      * The PROCESSING payments: how many, how many older than a horizon, and the oldest's age, on the
@@ -125,10 +147,10 @@ public class PaymentRepository {
      * request number fails with 1062.
      */
     public Uni<Long> insert(SqlClient tx, String merchantId, String requestNo, String orderNo, String token,
-            long amount, String currency, Duration lease) {
+            long amount, String currency, Duration lease, int epoch) {
         return tx.preparedQuery(INSERT)
                 .execute(Tuple.from(new Object[] { merchantId, requestNo, orderNo, token, amount, currency,
-                        PaymentStatus.MACHINE.initial().name(), UtcTime.micros(lease) }))
+                        PaymentStatus.MACHINE.initial().name(), UtcTime.micros(lease), epoch }))
                 .map(rows -> rows.property(MySQLClient.LAST_INSERTED_ID));
     }
 
@@ -211,15 +233,33 @@ public class PaymentRepository {
                 });
     }
 
-    /** The channel still cannot tell: looked at again after {@code backoff}. */
-    public Uni<Boolean> postpone(long id, String claim, Duration backoff) {
-        return pool.preparedQuery(POSTPONE).execute(Tuple.of(UtcTime.micros(backoff), id, PROCESSING, claim))
+    /** The channel still cannot tell: looked at again after {@code backoff}; false when the epoch was lost. */
+    public Uni<Boolean> postpone(long id, int epoch, Duration backoff) {
+        return pool.preparedQuery(POSTPONE).execute(Tuple.of(UtcTime.micros(backoff), id, PROCESSING, epoch))
                 .map(rows -> rows.rowCount() == 1);
     }
 
-    /** Removes a PROCESSING record whose charge the channel refused before accepting it. */
-    public Uni<Boolean> deleteUnaccepted(SqlClient tx, long id) {
-        return tx.preparedQuery(DELETE_UNACCEPTED).execute(Tuple.of(id, PROCESSING)).map(rows -> rows.rowCount() == 1);
+    /** Whether the payment is still PROCESSING under {@code epoch}. */
+    public Uni<Boolean> held(long id, int epoch) {
+        return pool.preparedQuery(HELD).execute(Tuple.of(id, PROCESSING, epoch))
+                .map(rows -> rows.iterator().next().getLong("held") == 1);
+    }
+
+    /**
+     * Removes a PROCESSING record whose charge the channel refused before accepting it, while its opener's
+     * epoch holds; false when it did not (the payment was taken over, or settled).
+     */
+    public Uni<Boolean> deleteUnaccepted(SqlClient tx, long id, int epoch) {
+        return tx.preparedQuery(DELETE_UNACCEPTED).execute(Tuple.of(id, PROCESSING, epoch))
+                .map(rows -> rows.rowCount() == 1);
+    }
+
+    /** Records the interim answer with the payment's token (see {@link #RECORD_INTERIM}); false when fenced off. */
+    public Uni<Boolean> recordInterim(long id, int epoch, int tokenEpoch, StoredResponse response, Instant now) {
+        return pool.preparedQuery(RECORD_INTERIM)
+                .execute(Tuple.from(new Object[] { id, response.status(), response.body(), UtcTime.toColumn(now),
+                        TokenStatus.IN_PROGRESS.name(), tokenEpoch, PROCESSING, epoch }))
+                .map(rows -> rows.rowCount() == 1);
     }
 
     /** PROCESSING payments: all of them, those created more than {@code horizon} ago, the oldest's age. */

@@ -1,5 +1,7 @@
 package io.payonce.payment;
 
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Optional;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -69,7 +71,10 @@ public class Settlement {
      * and with {@link IllegalStateException} when the order left PAYING under a PROCESSING payment.
      */
     public Uni<Settled> settle(Target target, Optional<Order> order, ChargeResult word) {
-        PayOutcome outcome = outcome(target, word);
+        // one instant for the answer's paid_at and the record's updated_at, at the column's precision, so an
+        // answer rebuilt from the record is the one stored
+        Instant now = UtcTime.now().truncatedTo(ChronoUnit.MILLIS);
+        PayOutcome outcome = outcome(target, word, now);
         StoredResponse response = renderer.render(outcome);
         boolean paid = word instanceof ChargeResult.Succeeded;
         PaymentFailure failure = paid ? null
@@ -82,7 +87,7 @@ public class Settlement {
                                 "order " + target.orderNo() + " of a payment is gone")));
         return read.flatMap(current -> db.bounded(payments.settle(target.paymentId(),
                         paid ? PaymentStatus.SUCCEEDED : PaymentStatus.FAILED, failure, txnId, current,
-                        paid ? OrderStatus.PAID : OrderStatus.PENDING, target.token(), response, UtcTime.now())))
+                        paid ? OrderStatus.PAID : OrderStatus.PENDING, target.token(), response, now)))
                 .flatMap(changed -> changed ? Uni.createFrom().item(new Settled(response, true))
                         : settledBefore(target, word));
     }
@@ -126,17 +131,20 @@ public class Settlement {
         };
     }
 
-    private static PayOutcome outcome(Target target, ChargeResult word) {
-        if (word instanceof ChargeResult.Succeeded ok) {
-            return new PayOutcome.Paid(target.orderNo(), target.requestNo(), target.amount(), target.currency(),
-                    ok.txnId(), UtcTime.now());
-        }
-        if (word instanceof ChargeResult.Declined) {
-            return new PayOutcome.Declined(target.orderNo(), target.requestNo());
-        }
-        if (word instanceof ChargeResult.Closed) {
-            return new PayOutcome.NotCompleted(target.orderNo(), target.requestNo());
-        }
-        throw new IllegalArgumentException("not the channel's final word: " + word);
+    private static PayOutcome outcome(Target target, ChargeResult word, Instant now) {
+        return switch (word) {
+            case ChargeResult.Succeeded ok -> new PayOutcome.Paid(target.orderNo(), target.requestNo(), target.amount(),
+                    target.currency(), ok.txnId(), now);
+            case ChargeResult.Declined declined -> new PayOutcome.Declined(target.orderNo(), target.requestNo());
+            case ChargeResult.Closed closed -> new PayOutcome.NotCompleted(target.orderNo(), target.requestNo());
+            case ChargeResult.NotAccepted n -> throw notFinal(word);
+            case ChargeResult.Pending p -> throw notFinal(word);
+            case ChargeResult.NotFound n -> throw notFinal(word);
+            case ChargeResult.Unknown u -> throw notFinal(word);
+        };
+    }
+
+    private static IllegalArgumentException notFinal(ChargeResult word) {
+        return new IllegalArgumentException("not the channel's final word: " + word);
     }
 }

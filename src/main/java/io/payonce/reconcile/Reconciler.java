@@ -3,7 +3,6 @@ package io.payonce.reconcile;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -14,14 +13,13 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
 import io.payonce.channel.ChargeResult;
-import io.payonce.channel.PaymentChannel;
 import io.payonce.database.Database;
 import io.payonce.database.UtcTime;
+import io.payonce.idempotency.IdempotencyGate;
 import io.payonce.idempotency.TokenRepository;
 import io.payonce.payment.Payment;
+import io.payonce.payment.PaymentExecutor;
 import io.payonce.payment.PaymentRepository;
-import io.payonce.payment.Settlement;
-import io.payonce.redis.RedisFastPath;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import org.jboss.logging.Logger;
@@ -52,30 +50,26 @@ public class Reconciler {
 
     private final PaymentRepository payments;
     private final TokenRepository tokens;
-    private final Settlement settlement;
-    private final PaymentChannel channel;
-    private final RedisFastPath redis;
+    private final PaymentExecutor executor;
+    private final IdempotencyGate gate;
     private final Database db;
     private final PayOnceConfig config;
     private final MeterRegistry meters;
     private final Counter failedRuns;
-    private final Counter chargesSentAgain;
     /** Scheduled runs that failed since the last one that ended well: an alert's measure of "repeatedly". */
     private final AtomicInteger failedInARow = new AtomicInteger();
 
-    Reconciler(PaymentRepository payments, TokenRepository tokens, Settlement settlement, PaymentChannel channel,
-            RedisFastPath redis, Database db, PayOnceConfig config, MeterRegistry meters) {
+    Reconciler(PaymentRepository payments, TokenRepository tokens, PaymentExecutor executor, IdempotencyGate gate,
+            Database db, PayOnceConfig config, MeterRegistry meters) {
         this.payments = payments;
         this.tokens = tokens;
-        this.settlement = settlement;
-        this.channel = channel;
-        this.redis = redis;
+        this.executor = executor;
+        this.gate = gate;
         this.db = db;
         this.config = config;
         this.meters = meters;
         // registered at 0, so that the first failure is an increase a rate over the counter sees
         this.failedRuns = meters.counter("payonce.reconcile.failed_runs");
-        this.chargesSentAgain = meters.counter("payonce.reconcile.charges_sent_again");
         Gauge.builder("payonce.reconcile.consecutive_failed_runs", failedInARow, AtomicInteger::get)
                 .description("scheduled reconciliation runs that failed since the last one that ended well")
                 .strongReference(true).register(meters);
@@ -112,8 +106,10 @@ public class Reconciler {
     }
 
     /**
-     * Claims a batch of PROCESSING payments that are old enough and whose owner's lease has ended, and
-     * completes each with its own request number.
+     * Takes over a batch of PROCESSING payments that are old enough and whose owner's lease has ended, and
+     * completes each with its own request number. The take-over's increment of each payment's epoch has
+     * committed (the statement answered) before any channel call; one whose answer never came fails the run,
+     * as not the owner.
      */
     Uni<int[]> settleProcessing() {
         String claim = UUID.randomUUID().toString();
@@ -125,7 +121,7 @@ public class Reconciler {
                     }
                     List<Uni<Boolean>> work = new ArrayList<>();
                     for (PaymentRepository.Claimed one : claimed) {
-                        work.add(reconcile(one.payment(), one.overdue(), claim));
+                        work.add(reconcile(one.payment(), one.overdue()));
                     }
                     return Uni.join().all(work).andCollectFailures().map(results -> {
                         int settled = (int) results.stream().filter(Boolean::booleanValue).count();
@@ -134,59 +130,31 @@ public class Reconciler {
                 });
     }
 
-    /** True when settled; false when postponed because the channel has no final word yet. */
-    private Uni<Boolean> reconcile(Payment payment, boolean overdue, String claim) {
-        return channel.query(payment.merchantId(), payment.requestNo())
-                .flatMap(told -> complete(payment, overdue, told))
-                .flatMap(word -> word.isFinal() ? settle(payment, word) : postpone(payment, claim, word))
-                .onFailure().recoverWithUni(e -> {
-                    LOG.warnf("reconciling %s failed, retried later: %s", payment.requestNo(), e.toString());
-                    return postpone(payment, claim, new ChargeResult.Unknown(e.toString()))
-                            .onFailure().recoverWithItem(false);
-                });
-    }
-
     /**
-     * What the channel's answer to the query leads to: the channel's final word, or nothing yet (pending,
-     * or no clear answer). A charge that never arrived is sent again, the same number and amount, and the
-     * channel's idempotency makes that safe even if the first is still on its way: the customer asked
-     * once, and was told it is processing. Past {@code give-up-after}, the number is closed instead, so
-     * that nothing can be charged under it once the payment is reported not completed.
+     * True when settled; false when postponed. The payment was taken over under the next epoch by the claim,
+     * and its executor's phases resume from a query to the channel; a settlement this run made is handed over
+     * like a request's answer.
      */
-    private Uni<ChargeResult> complete(Payment payment, boolean overdue, ChargeResult told) {
-        if (told.isFinal()) {
-            return Uni.createFrom().item(told);
-        }
-        if (overdue) {
-            return channel.close(payment.merchantId(), payment.requestNo());
-        }
-        if (told instanceof ChargeResult.NotFound) {
-            chargesSentAgain.increment();
-            return channel.charge(payment.merchantId(), payment.orderNo(), payment.requestNo(), payment.amount(),
-                    payment.currency());
-        }
-        return Uni.createFrom().item(told);
-    }
-
-    /** Settles on the channel's final word and wakes the duplicates waiting for this token, on every instance. */
-    private Uni<Boolean> settle(Payment payment, ChargeResult word) {
-        return settlement.settle(Settlement.Target.of(payment), Optional.empty(), word).flatMap(settled -> {
-            outcome(settled.byThisCall() ? outcomeName(word) : "settled_elsewhere");
-            if (!settled.byThisCall() || payment.token() == null) {
-                return Uni.createFrom().item(true);
-            }
-            return db.bounded(tokens.find(payment.merchantId(), payment.token())).flatMap(row -> row.isEmpty()
-                    ? Uni.createFrom().voidItem()
-                    : redis.finished(payment.merchantId(), payment.token(), row.get().fingerprint(), settled.response(),
-                            row.get().expiresAt()))
-                    .onFailure().recoverWithNull()
-                    .replaceWith(true);
-        });
-    }
-
-    private Uni<Boolean> postpone(Payment payment, String claim, ChargeResult word) {
-        outcome(word instanceof ChargeResult.Pending ? "pending" : "unknown");
-        return db.bounded(payments.postpone(payment.id(), claim, backoff(payment.reconcileAttempts()))).replaceWith(false);
+    private Uni<Boolean> reconcile(Payment payment, boolean overdue) {
+        return executor.resume(payment, overdue, CLAIM_LEASE, backoff(payment.reconcileAttempts()))
+                .flatMap(resumed -> switch (resumed) {
+                    case PaymentExecutor.Resumed.Settled settled -> {
+                        outcome(settled.settled().byThisCall() ? outcomeName(settled.word()) : "settled_elsewhere");
+                        yield settled.settled().byThisCall() && payment.token() != null
+                                ? gate.handOver(payment.merchantId(), payment.token(), settled.settled().response())
+                                        .replaceWith(true)
+                                : Uni.createFrom().item(true);
+                    }
+                    case PaymentExecutor.Resumed.Postponed postponed -> {
+                        outcome(postponed.word() instanceof ChargeResult.Pending ? "pending" : "unknown");
+                        yield Uni.createFrom().item(false);
+                    }
+                })
+                .onFailure().recoverWithItem(e -> {
+                    LOG.warnf("reconciling %s failed, retried after its claim lease: %s", payment.requestNo(), e.toString());
+                    outcome("unknown");
+                    return false;
+                });
     }
 
     private void outcome(String outcome) {

@@ -11,9 +11,14 @@ import io.payonce.PayOnceConfig;
 import io.quarkus.runtime.StartupEvent;
 
 /**
- * Refuses to start with a configuration under which reconciliation could look at a payment whose owner
- * may still be waiting for the channel: the owner would settle from the channel's answer while the
- * reconciler acted on an older one.
+ * Refuses to start with a configuration under which an owner would routinely outlive its lease, or
+ * reconciliation look at a payment whose owner may still be waiting for the channel. Ownership is fenced, so
+ * such settings would not charge twice; they would make take-overs of live owners, and answers of 202 where
+ * the owner could have settled, the rule rather than the exception.
+ *
+ * <p>The lease must exceed what an owner routinely spends until its charge is answered: its opening
+ * transaction (one database timeout) plus the channel timeout. An owner that takes longer (a COMMIT in
+ * doubt resolved, a pause) checks its epoch before it charges, and is fenced if it lost the payment.
  */
 @Singleton
 public class RecoveryTimings {
@@ -39,14 +44,21 @@ public class RecoveryTimings {
             problems.add("payonce.reconcile.min-age (" + config.reconcile().minAge()
                     + ") must be above payonce.channel.timeout (" + channel + ")");
         }
-        if (config.idempotency().lease().compareTo(channel) <= 0) {
+        Duration ownerBeforeAnswer = ownerUntilChargeAnswered(config);
+        if (config.idempotency().lease().compareTo(ownerBeforeAnswer) <= 0) {
             problems.add("payonce.idempotency.lease (" + config.idempotency().lease()
-                    + ") must be above payonce.channel.timeout (" + channel + ")");
+                    + ") must be above payonce.channel.timeout plus payonce.database.timeout (" + ownerBeforeAnswer
+                    + ")");
         }
         if (config.reconcile().giveUpAfter().compareTo(config.reconcile().minAge()) <= 0) {
             problems.add("payonce.reconcile.give-up-after (" + config.reconcile().giveUpAfter()
                     + ") must be above payonce.reconcile.min-age (" + config.reconcile().minAge() + ")");
         }
         return problems;
+    }
+
+    /** How long an owner routinely takes at most from its opening to the channel's answer to its charge. */
+    static Duration ownerUntilChargeAnswered(PayOnceConfig config) {
+        return config.channel().timeout().plus(config.database().timeout());
     }
 }

@@ -1,7 +1,6 @@
 package io.payonce.redis;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -10,7 +9,6 @@ import jakarta.inject.Singleton;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
-import io.payonce.idempotency.StoredResponse;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
@@ -18,9 +16,10 @@ import io.vertx.mutiny.redis.client.Command;
 import org.jboss.logging.Logger;
 
 /**
- * The Redis fast path: cached final answers, a short ownership key per token, and wake-ups for
- * waiters. Only an optimisation: every call here has a timeout and a fallback that leads to the MySQL
- * path, and nothing read here decides a payment. When Redis fails its health probe, the calls are
+ * The Redis fast path: cached answers, a short ownership key per token, and wake-ups for waiters, in
+ * neutral types (a token is named by merchant and key, an answer is an opaque payload). Only an
+ * optimisation: every call here has a timeout and a fallback that leads to the MySQL path, and nothing read
+ * here decides a payment. When Redis fails its health probe, the calls are
  * skipped altogether until it answers again, so a Redis outage costs no timeouts per request.
  */
 @Startup
@@ -58,10 +57,10 @@ public class RedisFastPath {
         return config.enabled() && healthy;
     }
 
-    /** The cached final answer of the token; empty when there is none or Redis cannot tell. */
-    public Uni<Optional<CachedResult>> cached(String merchantId, String token) {
+    /** The answer cached for the token; empty when there is none or Redis cannot tell. */
+    public Uni<Optional<String>> cached(String merchantId, String token) {
         return guarded("get", () -> loopLocal.send(Command.GET, RedisKeys.of(merchantId, token).result())
-                .map(r -> CachedResult.decode(r == null ? null : r.toString())), Optional.empty());
+                .map(r -> Optional.ofNullable(r == null ? null : r.toString())), Optional.empty());
     }
 
     /**
@@ -92,15 +91,13 @@ public class RedisFastPath {
             return 1""";
 
     /**
-     * After MySQL stored the final answer: caches it (no longer than the token lives), wakes the waiters
-     * of every instance with it, and gives up ownership.
+     * After MySQL stored the owner's answer: caches it for {@code cacheFor} (not at all when zero or
+     * negative), wakes the waiters of every instance with it, and gives up ownership.
      */
-    public Uni<Void> finished(String merchantId, String token, String fingerprint, StoredResponse response,
-            Instant tokenExpiresAt) {
+    public Uni<Void> handOver(String merchantId, String token, String payload, Duration cacheFor) {
         RedisKeys keys = RedisKeys.of(merchantId, token);
-        Duration ttl = Duration.between(Instant.now(), tokenExpiresAt);
-        String payload = new CachedResult(fingerprint, response.status(), response.body()).encode();
-        long cacheMs = ttl.isNegative() || ttl.isZero() || ttl.compareTo(tokenTtl) > 0 ? 0 : Math.max(1, ttl.toMillis());
+        long cacheMs = cacheFor.isNegative() || cacheFor.isZero() || cacheFor.compareTo(tokenTtl) > 0 ? 0
+                : Math.max(1, cacheFor.toMillis());
         return guarded("finish", () -> loopLocal.send(Command.EVAL, FINISH, "2", keys.result(), keys.ownership(),
                 payload, Long.toString(cacheMs), keys.channel()).replaceWithVoid(), null);
     }
@@ -109,7 +106,7 @@ public class RedisFastPath {
     public Uni<Void> released(String merchantId, String token) {
         RedisKeys keys = RedisKeys.of(merchantId, token);
         return guarded("release", () -> loopLocal.send(Command.DEL, keys.ownership())
-                .flatMap(v -> loopLocal.send(Command.PUBLISH, keys.channel(), CachedResult.WAKE_UP))
+                .flatMap(v -> loopLocal.send(Command.PUBLISH, keys.channel(), WakeUps.LOOK_AGAIN))
                 .replaceWithVoid(), null);
     }
 

@@ -19,19 +19,22 @@ import io.vertx.mutiny.redis.client.Response;
 import org.jboss.logging.Logger;
 
 /**
- * One Redis subscription per instance ({@code PSUBSCRIBE po:*:done}) that wakes every local waiter of
- * a token when its owner, on any instance, publishes; on a Redis Cluster it is held by any one node, as
- * every node hears every PUBLISH. Waiters register before they look at the stored result, so a wake-up
- * published in between is never lost. Without the subscription waiters poll.
+ * Wake-ups of a token's local waiters: one Redis subscription per instance ({@code PSUBSCRIBE po:*:done})
+ * delivers what an owner on any instance publishes, and an owner on this instance wakes them directly; on
+ * a Redis Cluster the subscription is held by any one node, as every node hears every PUBLISH. Waiters
+ * register before they look at the stored result, so a wake-up published in between is never lost. Without
+ * the subscription waiters poll.
  */
 @ApplicationScoped
 public class WakeUps {
 
     private static final Logger LOG = Logger.getLogger(WakeUps.class);
+    /** The payload of a notice that carries no answer, only "look again". */
+    static final String LOOK_AGAIN = "-";
 
     private final LoopLocalRedis redis;
     private final boolean enabled;
-    private final ConcurrentHashMap<String, Set<CompletableFuture<Optional<CachedResult>>>> waiters = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Set<CompletableFuture<Optional<String>>>> waiters = new ConcurrentHashMap<>();
     private final AtomicBoolean connecting = new AtomicBoolean();
     private volatile RedisConnection connection;
     private volatile boolean listening;
@@ -62,21 +65,26 @@ public class WakeUps {
     }
 
     /**
-     * A future completed by the next notice published for the token: its answer, or empty for "look
-     * again". Unregister it when done.
+     * A future completed by the next notice for the token: the payload published with it, or empty for
+     * "look again". Unregister it when done.
      */
-    public CompletableFuture<Optional<CachedResult>> register(String merchantId, String token) {
-        CompletableFuture<Optional<CachedResult>> wake = new CompletableFuture<>();
+    public CompletableFuture<Optional<String>> register(String merchantId, String token) {
+        CompletableFuture<Optional<String>> wake = new CompletableFuture<>();
         waiters.computeIfAbsent(RedisKeys.of(merchantId, token).channel(), k -> ConcurrentHashMap.newKeySet())
                 .add(wake);
         return wake;
     }
 
-    public void unregister(String merchantId, String token, CompletableFuture<Optional<CachedResult>> wake) {
+    public void unregister(String merchantId, String token, CompletableFuture<Optional<String>> wake) {
         waiters.computeIfPresent(RedisKeys.of(merchantId, token).channel(), (k, set) -> {
             set.remove(wake);
             return set.isEmpty() ? null : set;
         });
+    }
+
+    /** Wakes this instance's waiters of the token, as a notice published through Redis would. */
+    public void wakeLocal(String merchantId, String token, Optional<String> payload) {
+        wake(RedisKeys.of(merchantId, token).channel(), payload);
     }
 
     /** Called by the health probe: subscribe when Redis is up and we are not; drop a silent one when down. */
@@ -128,12 +136,15 @@ public class WakeUps {
         if (message == null || message.size() < 4 || !"pmessage".equalsIgnoreCase(message.get(0).toString())) {
             return;
         }
-        Set<CompletableFuture<Optional<CachedResult>>> set = waiters.get(message.get(2).toString());
-        if (set == null) {
-            return;
+        String payload = message.get(3).toString();
+        wake(message.get(2).toString(), LOOK_AGAIN.equals(payload) ? Optional.empty() : Optional.of(payload));
+    }
+
+    private void wake(String channel, Optional<String> payload) {
+        Set<CompletableFuture<Optional<String>>> set = waiters.get(channel);
+        if (set != null) {
+            set.forEach(w -> w.complete(payload));
         }
-        Optional<CachedResult> answer = CachedResult.decode(message.get(3).toString());
-        set.forEach(w -> w.complete(answer));
     }
 
 }

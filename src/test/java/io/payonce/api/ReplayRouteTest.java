@@ -98,6 +98,22 @@ class ReplayRouteTest {
     }
 
     @Test
+    void emptyCurrencyOnACachedToken_isA400_asTheRestLayerSays() {
+        // the fingerprint's canonical form reads a missing currency and an empty one alike, so the cached
+        // answer's fingerprint matches: only the REST layer's field rules tell the two apart
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        pay(token, orderNo, requestNo).then().statusCode(200);
+
+        as(MERCHANT).header("Idempotency-Key", token)
+                .body("{\"order_no\":\"" + orderNo + "\",\"request_no\":\"" + requestNo + "\",\"amount\":1999,"
+                        + "\"currency\":\"\"}")
+                .post("/pay").then().statusCode(400).contentType("application/problem+json")
+                .header("Idempotent-Replayed", (String) null);
+    }
+
+    @Test
     void cachedTokenOfAnotherMerchant_isInvalid() {
         String orderNo = pendingOrder();
         String token = token();

@@ -18,7 +18,7 @@ record ChaosSettings(Duration traffic, long seed, int instances, int clients, in
     static final Duration CHANNEL_TIMEOUT = Duration.ofSeconds(1);
     /** Reconciliation looks at a payment 2 s after it opened, once its owner's lease has ended too. */
     static final Duration MIN_AGE = Duration.ofSeconds(2);
-    static final Duration LEASE = Duration.ofSeconds(3);
+    static final Duration LEASE = Duration.ofSeconds(4);
     static final Duration RECONCILE_INTERVAL = Duration.ofSeconds(1);
     /** A charge the channel still holds 15 s after its payment opened is closed there and reported not completed. */
     static final Duration GIVE_UP_AFTER = Duration.ofSeconds(15);

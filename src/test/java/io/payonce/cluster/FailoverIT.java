@@ -524,7 +524,7 @@ class FailoverIT {
                 // short, so that the short reconciliation age and lease can be above it, as they must
                 .env("PAYONCE_CHANNEL_TIMEOUT", "1s")
                 .env("PAYONCE_RECONCILE_MIN_AGE", "2s")
-                .env("PAYONCE_IDEMPOTENCY_LEASE", "3s");
+                .env("PAYONCE_IDEMPOTENCY_LEASE", "4s");
     }
 
     /** The shared MariaDB the build's tests use, from the build's own datasource URL. */

@@ -397,7 +397,7 @@ class GaleraIT {
                 .env("PAYONCE_SANDBOX_ENABLED", "false")
                 .env("PAYONCE_CHANNEL_TIMEOUT", "3s")
                 // short, so that what a dead node or a lost answer leaves PROCESSING is settled within a client's retries
-                .env("PAYONCE_IDEMPOTENCY_LEASE", "5s")
+                .env("PAYONCE_IDEMPOTENCY_LEASE", "6s")
                 .env("PAYONCE_RECONCILE_MIN_AGE", "4s")
                 .env("PAYONCE_RECONCILE_INTERVAL", "1s");
     }

@@ -136,24 +136,6 @@ class SettlementTest {
                 () -> assertEquals("IN_PROGRESS", db.tokenState(MERCHANT, p.token()), "no answer stored"));
     }
 
-    @Test
-    void paymentWithoutToken_settlesPaymentAndOrder() {
-        String orderNo = pendingOrder();
-        String requestNo = id("req");
-
-        StoredResponse answer = executor.execute(
-                new PayCommand(MERCHANT, null, orderNo, requestNo, AMOUNT, CURRENCY)).await().atMost(BOUND);
-
-        Payment settled = payments.find(MERCHANT, requestNo).await().atMost(BOUND).orElseThrow();
-        assertAll(
-                () -> assertEquals(200, answer.status(), answer.body()),
-                () -> assertEquals(PaymentStatus.SUCCEEDED, settled.status()),
-                () -> assertNull(settled.token()),
-                () -> assertEquals("PAID", orderStatus(MERCHANT, orderNo)),
-                () -> assertEquals(2, orderVersion(MERCHANT, orderNo)),
-                () -> assertEquals(1, ledgerCharges(MERCHANT, orderNo)));
-    }
-
     private Settlement.Settled settle(Payment payment, ChargeResult word) {
         return settlement.settle(Settlement.Target.of(payment), Optional.empty(), word).await().atMost(BOUND);
     }

@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 
 import jakarta.inject.Inject;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.payonce.idempotency.StoredResponse;
+import io.payonce.idempotency.TokenClaim;
 import io.payonce.support.Concurrently;
 import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
@@ -89,10 +91,14 @@ class UniqueIndexLayerTest {
                 () -> assertEquals("PAID", orderStatus(MERCHANT, orderNo)));
     }
 
-    /** A caller without a token, as a queue consumer calls it: PAID, or the answer's problem code. */
+    /**
+     * An execution under a token of its own, so that only layer 2 (and 3) can stop it: PAID, or the answer's
+     * problem code.
+     */
     private String execute(String orderNo, String requestNo) {
-        StoredResponse answer = executor.execute(new PayCommand(MERCHANT, null, orderNo, requestNo, AMOUNT, null))
-                .await().atMost(BOUND);
+        PayCommand cmd = new PayCommand(MERCHANT, id("tok"), orderNo, requestNo, AMOUNT, null);
+        TokenClaim claim = new TokenClaim(cmd.token(), cmd.fingerprint(), requestNo, Instant.now().plusSeconds(3600), true);
+        StoredResponse answer = executor.execute(cmd, claim).await().atMost(BOUND);
         return answer.status() == 200 ? PAID : JsonPath.from(answer.body()).getString("code");
     }
 

@@ -45,7 +45,7 @@ import io.payonce.support.PayRequest;
  * reported failed, and reconcilers on several instances racing the owners settle each payment once.
  *
  * <p>The channel is the sandbox of an instance S that nothing disturbs. The workers give up on the channel
- * after 1 s and reconcile every second any payment 2 s old whose owner's 2 s lease has ended, so a
+ * after 1 s and reconcile every second any payment 2 s old whose owner's 4 s lease has ended, so a
  * charge the sandbox holds for a few seconds is looked at by reconciliation while it is still PENDING.
  * Each group of tests starts the workers it is about and stops them after: every worker reconciles every
  * payment on the database, so one that gives up after 4 s must not run beside a slower charge of another
@@ -57,7 +57,7 @@ class ChannelRecoveryIT {
 
     private static final Duration CHANNEL_TIMEOUT = Duration.ofSeconds(1);
     private static final Duration MIN_AGE = Duration.ofSeconds(2);
-    private static final Duration LEASE = Duration.ofSeconds(2);
+    private static final Duration LEASE = Duration.ofSeconds(4);
     /** Past the sandbox's latency and a reconciliation backoff or two: a settled payment is settled by then. */
     private static final Duration SETTLE_BOUND = Duration.ofSeconds(25);
 

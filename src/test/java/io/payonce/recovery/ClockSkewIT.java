@@ -46,14 +46,14 @@ class ClockSkewIT {
         owner = AppProcess.named("skew-owner").channel(sandbox.sandboxUrl())
                 .env("PAYONCE_SANDBOX_ENABLED", "false")
                 .env("PAYONCE_CHANNEL_TIMEOUT", "1s")
-                .env("PAYONCE_IDEMPOTENCY_LEASE", "2s")
+                .env("PAYONCE_IDEMPOTENCY_LEASE", "4s")
                 .env("PAYONCE_RECONCILE_INTERVAL", "1h");
         reconciler = AppProcess.named("skew-reconciler").channel(sandbox.sandboxUrl())
                 .env("PAYONCE_SANDBOX_ENABLED", "false")
                 .env("PAYONCE_CHANNEL_TIMEOUT", "1s")
                 .env("PAYONCE_RECONCILE_INTERVAL", "1s")
                 .env("PAYONCE_RECONCILE_MIN_AGE", "2s")
-                .env("PAYONCE_IDEMPOTENCY_LEASE", "2s")
+                .env("PAYONCE_IDEMPOTENCY_LEASE", "4s")
                 .env("LD_PRELOAD", FAKETIME.getPath())
                 .env("FAKETIME", "+10m")
                 // the JVM's timers and Vert.x's run on the monotonic clock, which stays true

@@ -48,7 +48,7 @@ class CrashRecoveryIT {
 
     private static final String MERCHANT = "merchant_crash";
     private static final Duration MIN_AGE = Duration.ofSeconds(2);
-    private static final Duration LEASE = Duration.ofSeconds(3);
+    private static final Duration LEASE = Duration.ofSeconds(4);
     private static final long SLOW_CHARGE_MS = 1500;
     /** How far into a slow charge W dies: well inside it, whatever the scheduling noise. */
     private static final long INTO_THE_CHARGE_MS = 400;

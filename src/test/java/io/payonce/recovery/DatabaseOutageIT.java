@@ -77,7 +77,7 @@ class DatabaseOutageIT {
                 .worker("QUARKUS_DATASOURCE_REACTIVE_URL", "mysql:" + viaProxy)
                 .worker("QUARKUS_DATASOURCE_JDBC_URL", "jdbc:mariadb:" + viaProxy)
                 .worker("PAYONCE_RECONCILE_MIN_AGE", "2s")
-                .worker("PAYONCE_IDEMPOTENCY_LEASE", "3s");
+                .worker("PAYONCE_IDEMPOTENCY_LEASE", "4s");
         instances.start(MERCHANT);
         channel = instances.channel();
         client = instances.client();

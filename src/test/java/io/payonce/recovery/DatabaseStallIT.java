@@ -71,7 +71,7 @@ class DatabaseStallIT {
      * reconcile that test's payment: a run it strands can then have claimed nothing.
      */
     private static final Duration MIN_AGE = Duration.ofSeconds(4);
-    private static final Duration LEASE = Duration.ofSeconds(3);
+    private static final Duration LEASE = Duration.ofSeconds(4);
     /**
      * Min-age, a reconciliation run every second, a few runs that give up on a silent connection first (a
      * pipelined pool may lease one connection to several statements), and room for a slow machine.

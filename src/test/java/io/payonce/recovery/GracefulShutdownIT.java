@@ -72,7 +72,7 @@ class GracefulShutdownIT {
     void terminateWorkerMidPayments_thenRestartIt() throws Exception {
         // the channel timeout above the slow charge, so the owners in flight get its answer, and below the
         // 2 s min-age of the restart, as the service requires
-        instances = WorkerAndSandbox.named("shutdown").worker("PAYONCE_IDEMPOTENCY_LEASE", "3s")
+        instances = WorkerAndSandbox.named("shutdown").worker("PAYONCE_IDEMPOTENCY_LEASE", "4s")
                 .worker("PAYONCE_CHANNEL_TIMEOUT", "1900ms");
         instances.start(MERCHANT);
         worker = instances.worker();

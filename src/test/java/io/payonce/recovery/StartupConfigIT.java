@@ -57,6 +57,23 @@ class StartupConfigIT {
         }
     }
 
+    /**
+     * A lease the owner would routinely outlive through its database time before the charge: 1.1 s is above
+     * the 1 s channel timeout, but not above it plus the 5 s an opening transaction may take.
+     */
+    @Test
+    void leaseNotAboveChannelAndDatabaseTimeouts_refusesToStart_namingTheDatabaseTimeout() throws Exception {
+        // given
+        try (AppProcess app = AppProcess.named("config-lease-database").env("PAYONCE_DATABASE_TIMEOUT", "5s")
+                .env("PAYONCE_IDEMPOTENCY_LEASE", "1100ms").env("PAYONCE_CHANNEL_TIMEOUT", "1s")) {
+            // when
+            boolean ready = startAndAwaitReadyOrExit(app);
+
+            // then
+            assertRefused(app, ready, "payonce.idempotency.lease", "payonce.database.timeout");
+        }
+    }
+
     /** The control: the refusals above come from the comparison, not from a short min-age as such. */
     @Test
     void minAgeAboveAShorterChannelTimeout_startsAndIsReady() throws Exception {

@@ -1,4 +1,4 @@
-package io.payonce.payment;
+package io.payonce.idempotency;
 
 import java.util.EnumMap;
 import java.util.Locale;
@@ -15,7 +15,7 @@ import io.micrometer.core.instrument.MeterRegistry;
  * once: a registry lookup builds and sorts the meter's tags, on every replay otherwise.
  */
 @Singleton
-public class PayMetrics {
+public class DuplicateMetrics {
 
     /** The layer that stopped a duplicate. */
     public enum Layer {
@@ -26,7 +26,7 @@ public class PayMetrics {
     private final Map<Layer, Counter> stopped = new EnumMap<>(Layer.class);
     private final Map<String, Counter> replayed = new ConcurrentHashMap<>();
 
-    PayMetrics(MeterRegistry meters) {
+    DuplicateMetrics(MeterRegistry meters) {
         this.meters = meters;
         for (Layer layer : Layer.values()) {
             stopped.put(layer, meters.counter("payonce.duplicates.stopped", "layer", layer.name().toLowerCase(Locale.ROOT)));

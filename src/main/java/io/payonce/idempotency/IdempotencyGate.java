@@ -1,0 +1,247 @@
+package io.payonce.idempotency;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+
+import jakarta.inject.Singleton;
+
+import io.payonce.database.Database;
+import io.payonce.database.UtcTime;
+import io.payonce.idempotency.DuplicateMetrics.Layer;
+import io.payonce.redis.RedisFastPath;
+import io.payonce.redis.WakeUps;
+import io.smallrye.mutiny.Uni;
+
+/**
+ * The one gate every entrance passes (HTTP, the queue, every money-moving operation): a copy of a request
+ * either owns its token and runs the operation, or gets the first execution's answer, waiting for it
+ * while it runs, on this instance or any other. Redis is a shortcut only: a cached final answer is
+ * replayed without touching MySQL, and a copy that finds the token's ownership key taken goes straight to
+ * waiting. The MySQL claim decides who owns the token; it is made by the operation inside its own first
+ * transaction, so claim and first effect cost one commit. With Redis empty or down every copy simply
+ * takes the MySQL path.
+ *
+ * <p>An owner finishes by handing its answer over: stored with the token in its own transaction (by the
+ * operation), then cached in Redis and published to every waiter, local ones directly.
+ */
+@Singleton
+public class IdempotencyGate {
+
+    /** A claim can lose a race with a release or a rollback; a few tries settle that, more would hide a bug. */
+    private static final int CLAIM_TRIES = 3;
+
+    private final TokenService tokens;
+    private final Waits waits;
+    private final RedisFastPath redis;
+    private final WakeUps wakeUps;
+    private final DuplicateMetrics metrics;
+    private final Database db;
+
+    IdempotencyGate(TokenService tokens, Waits waits, RedisFastPath redis, WakeUps wakeUps, DuplicateMetrics metrics,
+            Database db) {
+        this.tokens = tokens;
+        this.waits = waits;
+        this.redis = redis;
+        this.wakeUps = wakeUps;
+        this.metrics = metrics;
+        this.db = db;
+    }
+
+    /**
+     * One copy of a request at the gate: whose it is, its idempotency key, the fingerprint of its business
+     * parameters, the business number its token binds (a request or refund number), and how long it waits
+     * for a first execution still running.
+     */
+    public record Entrance(String merchantId, String key, String fingerprint, String businessNo, Duration waitBound) {
+    }
+
+    /** What the owner of a token runs. */
+    @FunctionalInterface
+    public interface Operation {
+        /**
+         * Runs the operation as the token's claimant: claims it with {@link TokenService#claimIn} inside its
+         * first transaction, and stores its answer with the token ({@link TokenService#complete}, or in the
+         * statement that settles it). Fails with {@link TokenTakenException} having done nothing, or with
+         * another exception having done nothing irreversible; else answers its final answer, or a 202 while
+         * the outcome is unknown.
+         */
+        Uni<StoredResponse> run(TokenClaim claim);
+    }
+
+    /** True while Redis answers: a copy may be replayed from its cache ahead of everything else. */
+    public boolean fastPathOn() {
+        return redis.available();
+    }
+
+    /**
+     * The answer Redis caches for this very request (same token, same fingerprint); empty when it holds no
+     * final one. Never executes anything. Fails as {@link #pass} would for an invalid token or another
+     * request's fingerprint.
+     */
+    public Uni<Optional<Reply>> replayCached(String merchantId, String key, String fingerprint) {
+        return tokens.check(merchantId, key)
+                .flatMap(expiresAt -> redis.cached(merchantId, key))
+                .map(payload -> CachedAnswer.decode(payload).filter(CachedAnswer::isFinal)
+                        .map(cached -> fromCache(cached, fingerprint)));
+    }
+
+    /**
+     * Passes one copy through the gate: the stored answer when the token has one (after a bounded wait while
+     * its first execution runs), else {@code operation} run as the token's owner, detached from the caller,
+     * and its answer handed over. {@code cacheMissed}: {@link #replayCached} has just found nothing, so the
+     * cache is not asked again (a stale miss only costs the MySQL path). Fails with
+     * {@link InvalidIdempotencyTokenException}, {@link IdempotencyKeyReusedException},
+     * {@link RequestInProgressException} (the wait outlasted its bound and no interim answer is known),
+     * {@link TemporarilyUnavailableException}, or what the operation failed with.
+     */
+    public Uni<Reply> pass(Entrance entrance, boolean cacheMissed, Operation operation) {
+        Instant deadline = UtcTime.now().plus(entrance.waitBound());
+        return tokens.check(entrance.merchantId(), entrance.key()).flatMap(expiresAt -> (cacheMissed
+                ? Uni.createFrom().item(Optional.<String>empty())
+                : redis.cached(entrance.merchantId(), entrance.key())).flatMap(payload -> {
+                    Optional<CachedAnswer> cached = CachedAnswer.decode(payload).filter(CachedAnswer::isFinal);
+                    if (cached.isPresent()) {
+                        return Uni.createFrom().item(fromCache(cached.get(), entrance.fingerprint()));
+                    }
+                    TokenClaim claim = new TokenClaim(entrance.key(), entrance.fingerprint(), entrance.businessNo(),
+                            expiresAt, true);
+                    return redis.acquire(entrance.merchantId(), entrance.key()).flatMap(mayClaim -> {
+                        if (!mayClaim) {
+                            metrics.stopped(Layer.REDIS);
+                            return await(entrance, claim, deadline, CLAIM_TRIES,
+                                    tries -> own(entrance, claim, operation, deadline, tries));
+                        }
+                        return own(entrance, claim, operation, deadline, CLAIM_TRIES);
+                    });
+                }));
+    }
+
+    /**
+     * Hands over an answer someone other than the token's owner stored with it (reconciliation settling a
+     * payment it took over): cached and published like an owner's.
+     */
+    public Uni<Void> handOver(String merchantId, String key, StoredResponse response) {
+        return db.bounded(tokens.row(merchantId, key)).flatMap(row -> row.isEmpty()
+                ? Uni.createFrom().voidItem()
+                : publish(merchantId, key, row.get().fingerprint(), response, Uni.createFrom().item(row.get().expiresAt())))
+                .onFailure().recoverWithNull();
+    }
+
+    /**
+     * Runs the operation as the token's owner, detached from the caller (cancelling the dependent stage leaves
+     * this one running), so a client or gateway that hangs up cannot cut an execution short between its
+     * effect and its answer. Its answer is handed over; a copy that lost the MySQL claim and replays another's
+     * answer only gives the ownership key up; on failure ownership is given up so that waiters look again.
+     */
+    private Uni<Reply> own(Entrance entrance, TokenClaim claim, Operation operation, Instant deadline, int triesLeft) {
+        Uni<Reply> owned = attempt(entrance, claim, operation, deadline, triesLeft)
+                .call(reply -> reply.replayed() ? redis.disown(entrance.merchantId(), entrance.key())
+                        : publish(entrance.merchantId(), entrance.key(), entrance.fingerprint(), reply.response(),
+                                cacheUntil(entrance, claim)))
+                .onFailure().call(e -> released(entrance));
+        return Uni.createFrom().completionStage(owned.subscribeAsCompletionStage().thenApply(reply -> reply));
+    }
+
+    /**
+     * Runs the operation when this copy's claim wins; otherwise replays what the token holds or waits for it.
+     */
+    private Uni<Reply> attempt(Entrance entrance, TokenClaim claim, Operation operation, Instant deadline,
+            int triesLeft) {
+        return operation.run(claim)
+                .map(response -> new Reply(response, false))
+                .onFailure(TokenTakenException.class).recoverWithUni(taken -> unavailableWhenFailing(db.bounded(
+                        tokens.find(entrance.merchantId(), entrance.key(), entrance.fingerprint())))
+                        .flatMap(finding -> switch (finding) {
+                            case TokenFinding.Vacant vacant -> triesLeft > 0
+                                    ? attempt(entrance, claim.onExistingRow(), operation, deadline, triesLeft - 1)
+                                    : await(entrance, claim, deadline, 0, tries -> Uni.createFrom().failure(
+                                            new RequestInProgressException()));
+                            case TokenFinding.Finished finished -> {
+                                metrics.stopped(Layer.TOKEN);
+                                yield replay(finished.response(), "mysql");
+                            }
+                            case TokenFinding.Running running -> {
+                                metrics.stopped(Layer.TOKEN);
+                                yield await(entrance, claim, deadline, triesLeft,
+                                        tries -> attempt(entrance, claim.onExistingRow(), operation, deadline, tries));
+                            }
+                        }));
+    }
+
+    /**
+     * Waits for the first execution: its answer is replayed; still running at the deadline, its interim 202
+     * is answered again when one is known, else {@link RequestInProgressException}; released by its owner
+     * before anything irreversible, this copy may claim it ({@code onVacant}), a few times at most, so that
+     * copies losing every race to a release cannot go round for ever.
+     */
+    private Uni<Reply> await(Entrance entrance, TokenClaim claim, Instant deadline, int triesLeft,
+            java.util.function.IntFunction<Uni<Reply>> onVacant) {
+        return unavailableWhenFailing(waits.await(entrance.merchantId(), entrance.key(), entrance.fingerprint(), deadline))
+                .flatMap(waited -> switch (waited.finding()) {
+                    case TokenFinding.Finished finished -> replay(finished.response(), waited.source());
+                    case TokenFinding.Vacant vacant -> triesLeft > 0 ? onVacant.apply(triesLeft - 1)
+                            : Uni.createFrom().failure(new RequestInProgressException());
+                    case TokenFinding.Running running -> running.interim() != null
+                            ? replay(running.interim(), waited.source())
+                            : Uni.createFrom().failure(new RequestInProgressException());
+                });
+    }
+
+    /**
+     * The answer handed over: to this instance's waiters at once, and through Redis (cached no longer than
+     * the token lives, and published) to every instance's. An interim 202 is cached too, as what the first
+     * execution answered so far: no replay takes it for a final answer.
+     */
+    private Uni<Void> publish(String merchantId, String key, String fingerprint, StoredResponse response,
+            Uni<Instant> cacheUntil) {
+        String payload = new CachedAnswer(fingerprint, response).encode();
+        wakeUps.wakeLocal(merchantId, key, Optional.of(payload));
+        if (!redis.available()) {
+            return Uni.createFrom().voidItem();
+        }
+        return cacheUntil.flatMap(expiresAt -> redis.handOver(merchantId, key, payload,
+                Duration.between(UtcTime.now(), expiresAt)));
+    }
+
+    /** Ownership given up without an answer: waiters look again, and may claim the token. */
+    private Uni<Void> released(Entrance entrance) {
+        wakeUps.wakeLocal(entrance.merchantId(), entrance.key(), Optional.empty());
+        return redis.released(entrance.merchantId(), entrance.key());
+    }
+
+    /**
+     * How long the answer may be cached: no longer than the token's row lives, so the copy never outlives
+     * what it copies. An issued token carries its expiry, which its row repeats; a client key's row got its
+     * expiry at its first claim, which a later request (a retry after a release) cannot derive from its own
+     * clock, so it is read. Unknown, nothing is cached.
+     */
+    private Uni<Instant> cacheUntil(Entrance entrance, TokenClaim claim) {
+        if (TokenFormat.isIssued(entrance.key())) {
+            return Uni.createFrom().item(claim.expiresAt());
+        }
+        return db.bounded(tokens.storedExpiry(entrance.merchantId(), entrance.key()))
+                .onFailure().recoverWithItem(Optional.empty())
+                .map(expiresAt -> expiresAt.orElseGet(UtcTime::now));
+    }
+
+    /** Called inside a stage: a fingerprint mismatch thrown here fails the stage. */
+    private Reply fromCache(CachedAnswer cached, String fingerprint) {
+        StoredResponse response = cached.responseFor(fingerprint);
+        metrics.stopped(Layer.REDIS);
+        metrics.replayed("redis");
+        return new Reply(response, true);
+    }
+
+    private Uni<Reply> replay(StoredResponse response, String source) {
+        metrics.replayed(source);
+        return Uni.createFrom().item(new Reply(response, true));
+    }
+
+    /** A database failure at the gate itself: nothing was executed, so the copy may be retried. */
+    private static <T> Uni<T> unavailableWhenFailing(Uni<T> call) {
+        return call.onFailure(e -> !(e instanceof InvalidIdempotencyTokenException
+                || e instanceof IdempotencyKeyReusedException || e instanceof RequestInProgressException))
+                .transform(e -> new TemporarilyUnavailableException("database unavailable", e));
+    }
+}
