@@ -10,11 +10,13 @@ import java.net.Socket;
 import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 /**
  * A loopback TCP proxy in front of one upstream port, to put a network fault between the service and a
@@ -23,7 +25,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * forwarded, as in a partition; what was held is delivered on {@link #restore()}), {@link #delay(long)}
  * (latency added to every forwarded chunk, order kept), {@link #cutAfterNext(String)} (a statement
  * reaches the server, its answer never comes back) and {@link #cutInsteadOfNext(String)} (a statement
- * and whatever came with it are lost on the way).
+ * and whatever came with it are lost on the way). A proxy that understands the protocol it carries
+ * ({@link MysqlProxy}) watches each connection through an {@link Inspector} and holds chosen bytes back.
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -32,6 +35,7 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     private volatile int upstreamPort;
+    private final Supplier<? extends Inspector> inspectors;
     private final ServerSocket server;
     private final Thread acceptor;
     private final Set<Link> links = ConcurrentHashMap.newKeySet();
@@ -41,7 +45,13 @@ public final class TcpProxy implements AutoCloseable {
     private final AtomicReference<Marker> cutAt = new AtomicReference<>();
 
     public TcpProxy(int upstreamPort) throws IOException {
+        this(upstreamPort, () -> Inspector.PASS);
+    }
+
+    /** A proxy that shows each connection's bytes to an inspector of its own, made by {@code inspectors}. */
+    TcpProxy(int upstreamPort, Supplier<? extends Inspector> inspectors) throws IOException {
         this.upstreamPort = upstreamPort;
+        this.inspectors = inspectors;
         this.server = new ServerSocket(0, 128, InetAddress.getLoopbackAddress());
         this.acceptor = daemon("proxy-accept-" + server.getLocalPort(), this::acceptLoop);
         acceptor.start();
@@ -123,7 +133,7 @@ public final class TcpProxy implements AutoCloseable {
             try {
                 Socket upstream = new Socket();
                 upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), upstreamPort), 2_000);
-                Link link = new Link(client, upstream);
+                Link link = new Link(client, upstream, inspectors.get());
                 links.add(link);
                 link.start();
             } catch (IOException e) {
@@ -136,11 +146,13 @@ public final class TcpProxy implements AutoCloseable {
     private final class Link {
         private final Socket client;
         private final Socket upstream;
+        private final Inspector inspector;
         private volatile boolean open = true;
 
-        Link(Socket client, Socket upstream) {
+        Link(Socket client, Socket upstream, Inspector inspector) {
             this.client = client;
             this.upstream = upstream;
+            this.inspector = inspector;
         }
 
         void start() throws IOException {
@@ -155,8 +167,10 @@ public final class TcpProxy implements AutoCloseable {
                 try {
                     int n;
                     while (open && (n = in.read(buffer)) >= 0) {
-                        queue.add(new Chunk(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMs),
-                                Arrays.copyOf(buffer, n)));
+                        long due = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMs);
+                        for (Piece piece : inspector.read(towardsServer, Arrays.copyOf(buffer, n))) {
+                            queue.add(new Chunk(due + piece.holdNanos(), piece.bytes(), piece.written()));
+                        }
                     }
                 } catch (IOException e) {
                     // the other side or cut() closed it
@@ -174,7 +188,7 @@ public final class TcpProxy implements AutoCloseable {
                             break;
                         }
                         // wait for its time and for the end of a hang; both re-checked, so cut() ends it
-                        while (open && (mode == Mode.HUNG || System.nanoTime() < chunk.due())) {
+                        while (open && (mode == Mode.HUNG || System.nanoTime() - chunk.due() < 0)) {
                             Thread.sleep(Math.max(1, Math.min(10,
                                     TimeUnit.NANOSECONDS.toMillis(chunk.due() - System.nanoTime()))));
                         }
@@ -191,6 +205,7 @@ public final class TcpProxy implements AutoCloseable {
                             if (!last || marker.forward()) {
                                 out.write(chunk.bytes());
                                 out.flush();
+                                chunk.written().run();
                             }
                             if (last) {
                                 cut();
@@ -207,6 +222,7 @@ public final class TcpProxy implements AutoCloseable {
         void close() {
             open = false;
             links.remove(this);
+            inspector.closed();
             try {
                 // RST rather than FIN: a cut is a failure, not a polite goodbye
                 client.setSoLinger(true, 0);
@@ -222,8 +238,38 @@ public final class TcpProxy implements AutoCloseable {
     private record Marker(byte[] bytes, boolean forward) {
     }
 
-    private record Chunk(long due, byte[] bytes) {
-        static final Chunk END = new Chunk(0, new byte[0]);
+    /**
+     * Watches one connection's bytes as they are read, before any delay or hang, and may hold some of them
+     * back. Each direction is read by one thread of its own, so calls for one direction never overlap;
+     * calls for the two directions do.
+     */
+    interface Inspector {
+
+        /** Forwards every byte as it comes. */
+        Inspector PASS = (towardsServer, bytes) -> List.of(new Piece(bytes, 0, Piece.NOTHING));
+
+        /**
+         * {@code bytes}, just read from the client ({@code towardsServer}) or from the server, as the pieces to
+         * write on, in order, together or split where a piece is to be held.
+         */
+        List<Piece> read(boolean towardsServer, byte[] bytes);
+
+        /** The connection is closed, by either side or by the proxy; called once or more. */
+        default void closed() {
+        }
+    }
+
+    /**
+     * Bytes to write on {@code holdNanos} after they were read (on top of any {@link #delay(long)}); everything
+     * read after them on their direction waits behind them. {@code written} runs once they are written.
+     */
+    record Piece(byte[] bytes, long holdNanos, Runnable written) {
+        static final Runnable NOTHING = () -> {
+        };
+    }
+
+    private record Chunk(long due, byte[] bytes, Runnable written) {
+        static final Chunk END = new Chunk(0, new byte[0], Piece.NOTHING);
     }
 
     private static boolean contains(byte[] bytes, byte[] marker) {
