@@ -69,7 +69,7 @@ public class ProblemMapper {
 
     @ServerExceptionMapper
     public Response unavailable(TemporarilyUnavailableException e) {
-        LOG.warnf("temporarily unavailable: %s", e.getMessage());
+        LOG.warnf("temporarily unavailable: %s (%s)", e.getMessage(), e.getCause());
         return problems.retryable(503, "temporarily_unavailable", "Temporarily unavailable",
                 "nothing was charged; retry the same request with the same token");
     }

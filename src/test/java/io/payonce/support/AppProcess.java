@@ -164,6 +164,26 @@ public final class AppProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * SIGSTOP: the process is frozen where it stands, as a garbage-collection stall, a frozen VM or a
+     * container throttled to nothing would hold it, until {@link #resume()}.
+     */
+    public void pause() throws IOException, InterruptedException {
+        signal("STOP");
+    }
+
+    /** SIGCONT: a paused process goes on from where it stood, its timers all due at once. */
+    public void resume() throws IOException, InterruptedException {
+        signal("CONT");
+    }
+
+    private void signal(String name) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
+        if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+            throw new AssertionError("kill -" + name + " " + process.pid() + " failed");
+        }
+    }
+
     /** SIGTERM, as an orchestrator stops a container; returns at once, see {@link #awaitExit}. */
     public void terminate() {
         process.destroy();
