@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -29,12 +30,14 @@ import io.vertx.core.Vertx;
 import io.vertx.core.impl.ContextInternal;
 import io.vertx.core.impl.VertxInternal;
 import io.vertx.mutiny.redis.client.Command;
+import io.vertx.mutiny.redis.client.Redis;
 import io.vertx.mutiny.redis.client.RedisConnection;
 import io.vertx.mutiny.redis.client.Request;
 import io.vertx.mutiny.redis.client.Response;
 
 /**
- * On a Redis Cluster each event loop's commands go to the master of their key's slot, scripts included;
+ * On a Redis Cluster each event loop's commands go to the master of their key's slot (computed as the cluster
+ * computes it), scripts included;
  * a wake-up published for any slot reaches a subscriber on any node; and a dead master fails only the
  * commands for its own slots, which its replica serves once promoted. A cluster of the test's own, without
  * the application around the clients.
@@ -179,6 +182,43 @@ class LoopLocalRedisClusterTest {
                 () -> assertEquals("OK", afterFailover.toString()),
                 () -> assertNotEquals(dead, redis.masterOf(onVictim)),
                 () -> assertEquals("w", redis.get(redis.masterOf(onVictim), onVictim)));
+    }
+
+    @Test
+    void slotOfEveryKey_isTheOneTheClusterGivesIt() {
+        List<String> keys = new ArrayList<>(List.of("", "{}", "{", "}", "}{", "}a{b}", "a{}{b}", "{{b}}", "{b}}",
+                "a{b}{c}", "po:{m:tok}:own", "ключ", "{ключ}:own", "钥匙{标签}", "🔑{🏷}", "é{}", "a\0b"));
+        // braces, ASCII, and characters of two, three and four UTF-8 bytes, in any order and number
+        String[] pieces = {"{", "}", "a", "Z", "0", ":", "-", " ", "é", "ж", "中", "🔑"};
+        Random random = new Random(5);
+        for (int i = 0; i < 2_000; i++) {
+            StringBuilder key = new StringBuilder();
+            for (int length = random.nextInt(16); length > 0; length--) {
+                key.append(pieces[random.nextInt(pieces.length)]);
+            }
+            keys.add(key.toString());
+        }
+
+        List<Response> slots = askEachSlot(keys);
+
+        List<String> differing = new ArrayList<>();
+        for (int i = 0; i < keys.size(); i++) {
+            if (slots.get(i).toInteger() != ClusterSlots.slotOf(keys.get(i))) {
+                differing.add(keys.get(i) + " (" + slots.get(i) + ", not " + ClusterSlots.slotOf(keys.get(i)) + ")");
+            }
+        }
+        assertEquals(List.of(), differing, "keys whose slot differs from CLUSTER KEYSLOT's");
+    }
+
+    /** CLUSTER KEYSLOT of each key, as a node of the cluster answers, in one round trip. */
+    private static List<Response> askEachSlot(List<String> keys) {
+        Redis node = Redis.createClient(io.vertx.mutiny.core.Vertx.newInstance(vertx), redis.hosts().split(",")[0]);
+        try {
+            return node.batch(keys.stream().map(key -> Request.cmd(Command.CLUSTER).arg("KEYSLOT").arg(key)).toList())
+                    .await().atMost(CALL_BOUND);
+        } finally {
+            node.close();
+        }
     }
 
     /** A key on each master, by the master's port. */
