@@ -2,6 +2,7 @@ package io.payonce.redis;
 
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -25,6 +27,7 @@ import org.junit.jupiter.api.Test;
 
 import io.payonce.support.Await;
 import io.payonce.support.RedisCluster;
+import io.smallrye.mutiny.TimeoutException;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Vertx;
 import io.vertx.core.impl.ContextInternal;
@@ -74,7 +77,7 @@ class LoopLocalRedisClusterTest {
     @BeforeEach
     void clients() throws Exception {
         // no Quarkus client: every call here is made on an event loop, once the slots are known
-        loopLocal = new LoopLocalRedis(vertx, null, redis.hosts(), "cluster", Duration.ofSeconds(1), 4, 64);
+        loopLocal = new LoopLocalRedis(vertx, null, redis.hosts(), "cluster", Duration.ofSeconds(1), CALL_BOUND, 4, 64);
         loop = ((VertxInternal) vertx).createEventLoopContext();
         onLoop(loopLocal::probe);
     }
@@ -212,12 +215,67 @@ class LoopLocalRedisClusterTest {
 
     /** CLUSTER KEYSLOT of each key, as a node of the cluster answers, in one round trip. */
     private static List<Response> askEachSlot(List<String> keys) {
-        Redis node = Redis.createClient(io.vertx.mutiny.core.Vertx.newInstance(vertx), redis.hosts().split(",")[0]);
+        Redis node = Redis.createClient(io.vertx.mutiny.core.Vertx.newInstance(vertx), redis.anyLiveNode());
         try {
             return node.batch(keys.stream().map(key -> Request.cmd(Command.CLUSTER).arg("KEYSLOT").arg(key)).toList())
                     .await().atMost(CALL_BOUND);
         } finally {
             node.close();
+        }
+    }
+
+    @Test
+    void callQueuedForAHungNode_whoseCallerGaveUp_isNeverWritten() throws Exception {
+        // GIVEN one connection per node, so that a call written to a hung node holds up the calls after it
+        Duration bound = Duration.ofMillis(200);
+        LoopLocalRedis onePerNode = new LoopLocalRedis(vertx, null, redis.hosts(), "cluster", Duration.ofSeconds(1),
+                bound, 1, 64);
+        String tag = "{" + UUID.randomUUID() + "}";
+        try {
+            onLoop(onePerNode::probe);
+            int hung = redis.hangMasterOf(tag);
+            CompletableFuture<Response> written = new CompletableFuture<>();
+            CompletableFuture<Response> queued = new CompletableFuture<>();
+
+            // WHEN a call is written to the hung node's connection and another waits for it, past its bound
+            loop.runOnContext(v -> {
+                onePerNode.send(Command.SET, tag + ":written", "1")
+                        .subscribe().with(written::complete, written::completeExceptionally);
+                onePerNode.send(Command.SET, tag + ":queued", "1", "NX", "PX", "60000")
+                        .ifNoItem().after(bound).fail()
+                        .subscribe().with(queued::complete, queued::completeExceptionally);
+            });
+            Throwable gaveUp = failureOf(queued);
+            redis.resume(hung);
+
+            // THEN once the node answers again, the call that was written is executed, the one that waited is not
+            Optional<String> queuedKey = Await.until("a read through the node's one connection to answer",
+                    FAILOVER_BOUND, () -> read(onePerNode, tag + ":queued"), answer -> answer != null);
+            assertAll(() -> assertInstanceOf(TimeoutException.class, gaveUp, "its caller gave up at its bound"),
+                    () -> assertEquals("OK", written.get(CALL_BOUND.toMillis(), TimeUnit.MILLISECONDS).toString()),
+                    () -> assertEquals(Optional.empty(), queuedKey, "the queued SET NX was applied after its bound"),
+                    () -> assertEquals("", redis.get(hung, tag + ":queued")));
+        } finally {
+            onePerNode.close();
+        }
+    }
+
+    /** The key's value read through {@code router} on the test's loop: empty for none, null when the read failed. */
+    private Optional<String> read(LoopLocalRedis router, String key) {
+        try {
+            Response value = onLoop(() -> router.send(Command.GET, key));
+            return Optional.ofNullable(value).map(Response::toString);
+        } catch (Exception notAnswered) {
+            return null;
+        }
+    }
+
+    private static Throwable failureOf(CompletableFuture<?> call) throws Exception {
+        try {
+            call.get(CALL_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            return null;
+        } catch (ExecutionException failed) {
+            return failed.getCause();
         }
     }
 

@@ -17,7 +17,7 @@ import java.util.stream.Collectors;
  * A Redis Cluster of the test's own (never the shared Redis on 6379): three masters with a replica each,
  * Debian's {@code redis-server} on free loopback ports, its files under a directory of its own in
  * {@code target/}, nothing saved to disk. A master can be killed ({@code SIGKILL}) and its replica's
- * promotion awaited. {@link #close()}, or the JVM's exit if a test never gets there, kills every node.
+ * promotion awaited, or hung ({@code SIGSTOP}) and resumed. {@link #close()}, or the JVM's exit if a test never gets there, kills every node.
  */
 public final class RedisCluster implements AutoCloseable {
 
@@ -68,6 +68,11 @@ public final class RedisCluster implements AutoCloseable {
         return nodes.keySet().stream().map(port -> "redis://127.0.0.1:" + port).collect(Collectors.joining(","));
     }
 
+    /** A node that answers now (a master or a replica), as {@code quarkus.redis.hosts} lists it. */
+    public String anyLiveNode() {
+        return "redis://127.0.0.1:" + anyLivePort();
+    }
+
     /** The port of the master that serves {@code key}'s hash slot now. */
     public int masterOf(String key) {
         int slot = Integer.parseInt(cli(anyLivePort(), "CLUSTER", "KEYSLOT", key).trim());
@@ -91,6 +96,26 @@ public final class RedisCluster implements AutoCloseable {
             throw new AssertionError("redis-server on " + port + " survived SIGKILL");
         }
         return port;
+    }
+
+    /**
+     * Stops ({@code SIGSTOP}) the master serving {@code key}, as a hung process: its connections stay open, what
+     * is written to them waits in its socket buffers, and it answers nothing until {@link #resume}. Resume it
+     * within the cluster's node timeout (2 s) or its replica takes over. Answers its port.
+     */
+    public int hangMasterOf(String key) {
+        int port = masterOf(key);
+        signal(port, "STOP");
+        return port;
+    }
+
+    /** Lets the node on {@code port} run again ({@code SIGCONT}) after {@link #hangMasterOf}. */
+    public void resume(int port) {
+        signal(port, "CONT");
+    }
+
+    private void signal(int port, String signal) {
+        run(List.of("kill", "-" + signal, Long.toString(nodes.get(port).process().pid())));
     }
 
     /** Until another node serves {@code key}'s slot than the killed {@code deadPort}, and every live node says ok. */
