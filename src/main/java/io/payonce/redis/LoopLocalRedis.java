@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 
@@ -41,7 +42,9 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  * {@link ClusterSlots} says serves its key, over a plain connection to that node. The Quarkus cluster
  * client instead takes a connection to every node of the cluster for each command, so it fails every
  * command, whatever its key, while one node is unreachable; here a dead master fails only the commands
- * for its own slots until its replica takes over.
+ * for its own slots until its replica takes over. While a slot moves between masters, a command on several
+ * keys of it may be answered {@code TRYAGAIN} (its keys are on both sides); it is sent again, routed afresh,
+ * after a short pause, as often as its bound allows.
  * <p>
  * A call is written to no node once its bound has passed, the bound its caller gives up after: a call that
  * waited for a connection to a hung node is dropped, failed, when the node answers again, rather than
@@ -50,6 +53,12 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  */
 @Singleton
 class LoopLocalRedis {
+
+    /** After TRYAGAIN the first pause: a slot's keys move in milliseconds each. */
+    private static final long FIRST_RETRY_PAUSE_MS = 5;
+    /** The pauses double up to this, short beside any bound, so a move that ends is seen soon after. */
+    private static final long MAX_RETRY_PAUSE_MS = 50;
+
 
     private final Vertx vertx;
     private final ReactiveRedisDataSource shared;
@@ -128,12 +137,31 @@ class LoopLocalRedis {
     }
 
     private Uni<Response> sendOn(ContextInternal loop, Call call) {
+        return sendOn(loop, call, 0);
+    }
+
+    private Uni<Response> sendOn(ContextInternal loop, Call call, int retries) {
         String node = nodeFor(loop, call.command(), call.args());
         if (node == null) {
             return sendVia(shared.getRedis(), call, false);
         }
         Uni<Response> sent = sendVia(clientOn(loop, node), call, false);
-        return cluster == null ? sent : sent.onFailure().recoverWithUni(failure -> redirect(loop, node, call, failure));
+        return cluster == null ? sent : sent.onFailure().recoverWithUni(failure -> redirect(loop, node, call, failure))
+                .onFailure(LoopLocalRedis::isTryAgain).recoverWithUni(failure -> tryAgain(loop, call, retries, failure));
+    }
+
+    private static boolean isTryAgain(Throwable failure) {
+        return failure instanceof ErrorType error && error.is("TRYAGAIN");
+    }
+
+    /** Sends the call again after a pause, routed afresh, unless its bound would pass first: then it fails as it is. */
+    private Uni<Response> tryAgain(ContextInternal loop, Call call, int retries, Throwable tryAgain) {
+        long pauseMs = Math.min(MAX_RETRY_PAUSE_MS, FIRST_RETRY_PAUSE_MS << Math.min(retries, 10));
+        if (call.deadline() - System.nanoTime() <= TimeUnit.MILLISECONDS.toNanos(pauseMs)) {
+            return Uni.createFrom().failure(tryAgain);
+        }
+        return Uni.createFrom().<Void>emitter(paused -> loop.setTimer(pauseMs, timer -> paused.complete(null)))
+                .flatMap(paused -> sendOn(loop, call, retries + 1));
     }
 
     /**
@@ -207,7 +235,8 @@ class LoopLocalRedis {
      * A cluster's answer to a command sent by an out-of-date table: {@code MOVED} (the slot has another
      * master) is followed once, and the table read again; {@code ASK} (the slot is being migrated) once,
      * as the protocol asks. Any other failure (a node gone, the cluster between masters) has the table
-     * read again and stays a failure, for the caller's fallback.
+     * read again and stays a failure: {@code TRYAGAIN}, whether from the node or the one redirected to, for
+     * {@link #tryAgain}; any other for the caller's fallback.
      */
     private Uni<Response> redirect(ContextInternal loop, String node, Call call, Throwable failure) {
         if (failure instanceof ErrorType error && (error.is("MOVED") || error.is("ASK"))) {

@@ -79,7 +79,19 @@ class LoopLocalRedisClusterTest {
         // no Quarkus client: every call here is made on an event loop, once the slots are known
         loopLocal = new LoopLocalRedis(vertx, null, redis.hosts(), "cluster", Duration.ofSeconds(1), CALL_BOUND, 4, 64);
         loop = ((VertxInternal) vertx).createEventLoopContext();
-        onLoop(loopLocal::probe);
+        readSlots(loopLocal);
+    }
+
+    /** Until the router has read the slot table: a probe bounded by 1 s may fail on a loaded machine, the next succeed. */
+    private void readSlots(LoopLocalRedis router) {
+        Await.until("the slot table to be read", FAILOVER_BOUND, () -> {
+            try {
+                onLoop(router::probe);
+                return true;
+            } catch (ExecutionException notYet) {
+                return false;
+            }
+        });
     }
 
     @AfterEach
@@ -232,7 +244,7 @@ class LoopLocalRedisClusterTest {
                 bound, 1, 64);
         String tag = "{" + UUID.randomUUID() + "}";
         try {
-            onLoop(onePerNode::probe);
+            readSlots(onePerNode);
             int hung = redis.hangMasterOf(tag);
             CompletableFuture<Response> written = new CompletableFuture<>();
             CompletableFuture<Response> queued = new CompletableFuture<>();
@@ -258,6 +270,32 @@ class LoopLocalRedisClusterTest {
         } finally {
             onePerNode.close();
         }
+    }
+
+    @Test
+    void scriptOnKeysOfASlotHalfMoved_isSentAgainOnTryAgain_andRunsOnceTheMoveEnds() throws Exception {
+        String tag = "{" + UUID.randomUUID() + "}";
+        String script = "redis.call('SET', KEYS[1], ARGV[1]) redis.call('DEL', KEYS[2]) return 1";
+        onLoop(() -> loopLocal.send(Command.SET, tag + ":own", "1"));
+        onLoop(() -> loopLocal.send(Command.SET, tag + ":res", "old"));
+        // GIVEN the tag's slot half moved to another master: one key of the script on each side
+        RedisCluster.SlotMove move = redis.beginSlotMove(tag, tag + ":res");
+        String direct = redis.command(move.from(), "EVAL", script, "2", tag + ":res", tag + ":own", "answer");
+        long tryAgainsBefore = redis.errorsAnswered(move.from(), "TRYAGAIN");
+
+        // WHEN the script is sent while the slot moves, and the move ends after it was answered TRYAGAIN
+        CompletableFuture<Response> ran = new CompletableFuture<>();
+        loop.runOnContext(v -> loopLocal.send(Command.EVAL, script, "2", tag + ":res", tag + ":own", "answer")
+                .subscribe().with(ran::complete, ran::completeExceptionally));
+        Await.until("the slot's old master to answer the script TRYAGAIN", CALL_BOUND,
+                () -> redis.errorsAnswered(move.from(), "TRYAGAIN") > tryAgainsBefore || ran.isDone());
+        redis.finishSlotMove(move);
+
+        // THEN it runs, once, on the slot's new master
+        assertAll(() -> assertTrue(direct.startsWith("TRYAGAIN"), "the old master, asked directly: " + direct),
+                () -> assertEquals(1, ran.get(CALL_BOUND.toMillis(), TimeUnit.MILLISECONDS).toInteger()),
+                () -> assertEquals("answer", redis.get(move.to(), tag + ":res")),
+                () -> assertEquals("", redis.get(move.to(), tag + ":own")));
     }
 
     /** The key's value read through {@code router} on the test's loop: empty for none, null when the read failed. */
