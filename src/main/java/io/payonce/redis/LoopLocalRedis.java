@@ -42,9 +42,10 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  * {@link ClusterSlots} says serves its key, over a plain connection to that node. The Quarkus cluster
  * client instead takes a connection to every node of the cluster for each command, so it fails every
  * command, whatever its key, while one node is unreachable; here a dead master fails only the commands
- * for its own slots until its replica takes over. While a slot moves between masters, a command on several
- * keys of it may be answered {@code TRYAGAIN} (its keys are on both sides); it is sent again, routed afresh,
- * after a short pause, as often as its bound allows.
+ * for its own slots until its replica takes over, and a node the slot table stops naming has its clients
+ * closed. While a slot moves between masters, a command on several keys of it may be answered
+ * {@code TRYAGAIN} (its keys are on both sides); it is sent again, routed afresh, after a short pause, as
+ * often as its bound allows.
  * <p>
  * A call is written to no node once its bound has passed, the bound its caller gives up after: a call that
  * waited for a connection to a hung node is dropped, failed, when the node answers again, rather than
@@ -58,7 +59,6 @@ class LoopLocalRedis {
     private static final long FIRST_RETRY_PAUSE_MS = 5;
     /** The pauses double up to this, short beside any bound, so a move that ends is seen soon after. */
     private static final long MAX_RETRY_PAUSE_MS = 50;
-
 
     private final Vertx vertx;
     private final ReactiveRedisDataSource shared;
@@ -263,7 +263,8 @@ class LoopLocalRedis {
 
     /**
      * Asks every node for CLUSTER SLOTS at once and takes the first answer: a dead node refuses at once,
-     * but a hung one would hold up a read that asked the nodes in turn. True once one answered.
+     * but a hung one would hold up a read that asked the nodes in turn. True once one answered, and then the
+     * clients of the nodes the table no longer names are closed.
      */
     private Uni<Boolean> readSlots(ContextInternal loop) {
         List<Uni<Boolean>> reads = cluster.nodes().stream().map(node -> sendVia(clientOn(loop, node),
@@ -272,8 +273,28 @@ class LoopLocalRedis {
                         : Uni.createFrom().<Boolean>failure(new IllegalStateException(node + " serves no slots"))))
                 .toList();
         return Uni.join().first(reads).withItem()
+                .invoke(this::closeDeparted)
                 .ifNoItem().after(nodeTimeout).fail()
                 .onFailure().recoverWithItem(false);
+    }
+
+    /**
+     * Closes every loop's client of a node that is neither a master in the slot table nor a configured node
+     * (a master its replica replaced, a node removed from the cluster): its pooled connections would otherwise
+     * stay open, and its client stay in the map, for as long as the process runs. A call or subscription
+     * under way on such a client fails, as it would on that node; a later redirection to the node makes a
+     * client anew.
+     */
+    private void closeDeparted() {
+        List<String> named = cluster.nodes();
+        for (ConcurrentHashMap<String, Redis> ofLoop : clients.values()) {
+            for (String node : ofLoop.keySet()) {
+                Redis departed = named.contains(node) ? null : ofLoop.remove(node);
+                if (departed != null) {
+                    departed.close();
+                }
+            }
+        }
     }
 
     private Uni<RedisConnection> connectToAny(ContextInternal loop, List<String> nodes, int index) {

@@ -298,6 +298,35 @@ class LoopLocalRedisClusterTest {
                 () -> assertEquals("", redis.get(move.to(), tag + ":own")));
     }
 
+    @Test
+    void connectionsToAMasterReplacedByItsReplica_areClosed_onceTheSlotTableNoLongerNamesIt() throws Exception {
+        loopLocal.close(); // so that the router below is the only client of the cluster
+        Map<Integer, String> keyOfMaster = keysOnEachMaster();
+        int leaving = redis.masterWithReplica();
+        int seed = keyOfMaster.keySet().stream().filter(port -> port != leaving).findFirst().orElseThrow();
+        // GIVEN a router that knows the leaving master from the slot table only, and has used it
+        LoopLocalRedis router = new LoopLocalRedis(vertx, null, "redis://127.0.0.1:" + seed, "cluster",
+                Duration.ofSeconds(1), CALL_BOUND, 4, 64);
+        try {
+            readSlots(router);
+            String key = keyOfMaster.get(leaving);
+            onLoop(() -> router.send(Command.SET, key, "v"));
+            long connectedBefore = redis.clientConnections(leaving);
+
+            // WHEN its replica takes its place, and the router reads the slot table
+            redis.failOver(leaving);
+            readSlots(router);
+
+            // THEN the router holds no connection to it, and serves its keys through the new master
+            long connectedAfter = Await.upTo(CALL_BOUND, () -> redis.clientConnections(leaving), count -> count == 0);
+            assertAll(() -> assertTrue(connectedBefore > 0, "connected to the master before"),
+                    () -> assertEquals(0, connectedAfter, "connections to the former master"),
+                    () -> assertEquals("v", onLoop(() -> router.send(Command.GET, key)).toString()));
+        } finally {
+            router.close();
+        }
+    }
+
     /** The key's value read through {@code router} on the test's loop: empty for none, null when the read failed. */
     private Optional<String> read(LoopLocalRedis router, String key) {
         try {

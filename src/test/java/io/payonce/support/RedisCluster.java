@@ -17,7 +17,7 @@ import java.util.stream.Collectors;
  * A Redis Cluster of the test's own (never the shared Redis on 6379): three masters with a replica each,
  * Debian's {@code redis-server} on free loopback ports, its files under a directory of its own in
  * {@code target/}, nothing saved to disk. A master can be killed ({@code SIGKILL}) and its replica's
- * promotion awaited, or hung ({@code SIGSTOP}) and resumed; a slot can be moved to another master in two
+ * promotion awaited, hung ({@code SIGSTOP}) and resumed, or replaced by its replica while it stays up; a slot can be moved to another master in two
  * steps, to look at the cluster in the middle of a resharding. {@link #close()}, or the JVM's exit if a test never gets there, kills every node.
  */
 public final class RedisCluster implements AutoCloseable {
@@ -156,6 +156,50 @@ public final class RedisCluster implements AutoCloseable {
             throw new AssertionError("redis-server on " + port + " survived SIGKILL");
         }
         return port;
+    }
+
+    /** The port of a master whose replica is up and linked to it, so that it can fail over. */
+    public int masterWithReplica() {
+        for (String[] master : liveMasters()) {
+            if (replicaOf(master[0]) != null) {
+                return portOf(master);
+            }
+        }
+        throw new IllegalStateException("no master has a live replica (" + dir + ")");
+    }
+
+    /**
+     * Has the replica of the master on {@code port} take its place ({@code CLUSTER FAILOVER}, as before a
+     * master's maintenance): the old master stays up, as the replica of the new one. Waits until it is a
+     * replica and the cluster is healthy again.
+     */
+    public void failOver(int port) {
+        Integer replica = replicaOf(cli(port, "CLUSTER", "MYID"));
+        if (replica == null) {
+            throw new IllegalStateException("the master on " + port + " has no live replica (" + dir + ")");
+        }
+        expectOk(replica, "CLUSTER", "FAILOVER");
+        Await.until("the master on " + port + " to become the replica of " + replica + " (" + dir + ")",
+                FAILOVER_BOUND, () -> cli(port, "INFO", "replication").contains("role:slave")
+                        && allOk() && replicasLinked());
+    }
+
+    /** The port of a live replica linked to the master of node id {@code masterId}; null when there is none. */
+    private Integer replicaOf(String masterId) {
+        for (String line : cli(anyLivePort(), "CLUSTER", "NODES").lines().toList()) {
+            String[] fields = line.trim().split(" ");
+            if (fields.length >= 8 && fields[2].contains("slave") && !fields[2].contains("fail")
+                    && fields[3].equals(masterId) && fields[7].equals("connected")) {
+                return portOf(fields);
+            }
+        }
+        return null;
+    }
+
+    /** How many client connections the node on {@code port} holds, but for replication links and this very ask. */
+    public long clientConnections(int port) {
+        return cli(port, "CLIENT", "LIST", "TYPE", "normal").lines()
+                .filter(line -> !line.isBlank() && !line.contains(" cmd=client|list")).count();
     }
 
     /**
