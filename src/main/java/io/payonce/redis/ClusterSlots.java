@@ -1,6 +1,7 @@
 package io.payonce.redis;
 
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -9,7 +10,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.vertx.mutiny.redis.client.Response;
-import io.vertx.redis.client.impl.ZModem;
 
 /**
  * Which master of a Redis Cluster serves each hash slot, as {@code CLUSTER SLOTS} last told, so that a
@@ -20,6 +20,8 @@ import io.vertx.redis.client.impl.ZModem;
 final class ClusterSlots {
 
     static final int SLOTS = 16_384;
+    /** CRC16-XMODEM (polynomial 0x1021, initial value 0) of each byte value, the checksum Redis Cluster hashes keys with. */
+    private static final int[] CRC16 = crc16Table();
     /** Failed commands ask for a new read at most this often: one node's failure fails many commands at once. */
     private static final long MIN_GAP_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
@@ -51,7 +53,53 @@ final class ClusterSlots {
     /** The endpoint of the master serving the key's slot; null before the first read or where no master serves it. */
     String masterOf(String key) {
         Table current = table;
-        return current == null ? null : current.masterBySlot()[ZModem.generate(key)];
+        return current == null ? null : current.masterBySlot()[slotOf(key)];
+    }
+
+    /**
+     * The hash slot of a key, as Redis Cluster defines it: the CRC16 of its hash tag modulo 16384. The tag is
+     * what lies between the first {@code '{'} and the first {@code '}'} after it, when that is not empty;
+     * otherwise the whole key is hashed. The key's bytes are those sent, UTF-8; no byte of a multi-byte UTF-8
+     * character is a brace, so the braces found are the key's own.
+     */
+    static int slotOf(String key) {
+        byte[] bytes = key.getBytes(StandardCharsets.UTF_8);
+        int from = 0;
+        int to = bytes.length;
+        int open = indexOf(bytes, (byte) '{', 0);
+        if (open >= 0) {
+            int close = indexOf(bytes, (byte) '}', open + 1);
+            if (close > open + 1) {
+                from = open + 1;
+                to = close;
+            }
+        }
+        int crc = 0;
+        for (int i = from; i < to; i++) {
+            crc = (crc << 8 ^ CRC16[(crc >>> 8 ^ bytes[i]) & 0xFF]) & 0xFFFF;
+        }
+        return crc & (SLOTS - 1);
+    }
+
+    private static int indexOf(byte[] bytes, byte wanted, int from) {
+        for (int i = from; i < bytes.length; i++) {
+            if (bytes[i] == wanted) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static int[] crc16Table() {
+        int[] table = new int[256];
+        for (int value = 0; value < 256; value++) {
+            int crc = value << 8;
+            for (int bit = 0; bit < 8; bit++) {
+                crc = (crc & 0x8000) != 0 ? crc << 1 ^ 0x1021 : crc << 1;
+            }
+            table[value] = crc & 0xFFFF;
+        }
+        return table;
     }
 
     /** The nodes to ask for the table or to subscribe on: the known masters first, then the configured nodes. */

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 
 import jakarta.annotation.PreDestroy;
@@ -14,7 +16,9 @@ import io.netty.channel.EventLoop;
 import io.payonce.PayOnceConfig;
 import io.quarkus.redis.datasource.ReactiveRedisDataSource;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.vertx.UniHelper;
 import io.vertx.core.Context;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.impl.ContextInternal;
 import io.vertx.core.impl.VertxInternal;
@@ -38,10 +42,23 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  * {@link ClusterSlots} says serves its key, over a plain connection to that node. The Quarkus cluster
  * client instead takes a connection to every node of the cluster for each command, so it fails every
  * command, whatever its key, while one node is unreachable; here a dead master fails only the commands
- * for its own slots until its replica takes over.
+ * for its own slots until its replica takes over, and a node the slot table stops naming has its clients
+ * closed. While a slot moves between masters, a command on several keys of it may be answered
+ * {@code TRYAGAIN} (its keys are on both sides); it is sent again, routed afresh, after a short pause, as
+ * often as its bound allows.
+ * <p>
+ * A call is written to no node once its bound has passed, the bound its caller gives up after: a call that
+ * waited for a connection to a hung node is dropped, failed, when the node answers again, rather than
+ * written long after its caller went on without it (a stale {@code SET NX} or {@code DEL} would then undo
+ * what happened since). What was written before its bound a node may still execute whenever it resumes.
  */
 @Singleton
 class LoopLocalRedis {
+
+    /** After TRYAGAIN the first pause: a slot's keys move in milliseconds each. */
+    private static final long FIRST_RETRY_PAUSE_MS = 5;
+    /** The pauses double up to this, short beside any bound, so a move that ends is seen soon after. */
+    private static final long MAX_RETRY_PAUSE_MS = 50;
 
     private final Vertx vertx;
     private final ReactiveRedisDataSource shared;
@@ -51,6 +68,8 @@ class LoopLocalRedis {
     private final ClusterSlots cluster;
     /** How long reading the slot table, or connecting to one node, may take. */
     private final Duration nodeTimeout;
+    /** The bound of a command, the one its caller puts on it: past it, the command is written to no node. */
+    private final Duration callTimeout;
     private final int poolSize;
     private final int poolWaiting;
     private final ConcurrentHashMap<EventLoop, ConcurrentHashMap<String, Redis>> clients = new ConcurrentHashMap<>();
@@ -63,13 +82,14 @@ class LoopLocalRedis {
             @ConfigProperty(name = "quarkus.redis.max-pool-waiting", defaultValue = "24") int poolWaiting,
             @ConfigProperty(name = "quarkus.vertx.event-loops-pool-size") Optional<Integer> loops) {
         this(vertx, shared, hosts.orElse(null), clientType.orElse("standalone"), config.redis().probeTimeout(),
+                config.redis().timeout(),
                 // the configured pool, shared out between the loops
                 Math.max(2, poolSize / Math.max(1, loops.orElse(2 * Runtime.getRuntime().availableProcessors()))),
                 poolWaiting);
     }
 
     LoopLocalRedis(Vertx vertx, ReactiveRedisDataSource shared, String hosts, String clientType, Duration nodeTimeout,
-            int poolSize, int poolWaiting) {
+            Duration callTimeout, int poolSize, int poolWaiting) {
         this.vertx = vertx;
         this.shared = shared;
         boolean isCluster = "cluster".equalsIgnoreCase(clientType);
@@ -77,6 +97,7 @@ class LoopLocalRedis {
         this.standalone = isStandalone && hosts != null && !hosts.contains(",") ? hosts : null;
         this.cluster = isCluster && hosts != null ? new ClusterSlots(hosts) : null;
         this.nodeTimeout = nodeTimeout;
+        this.callTimeout = callTimeout;
         this.poolSize = poolSize;
         this.poolWaiting = poolWaiting;
     }
@@ -87,24 +108,80 @@ class LoopLocalRedis {
      * before a cluster's slots are known, through the Quarkus client.
      */
     Uni<Response> send(Command command, String... args) {
+        Call call = new Call(command, args, callTimeout);
         ContextInternal loop = currentLoop();
         if (loop != null) {
-            return sendOn(loop, command, args);
+            return sendOn(loop, call);
         }
-        return cluster == null ? shared.execute(command, args) : onLoop(other -> sendOn(other, command, args));
+        return cluster == null ? sendVia(shared.getRedis(), call, false) : onLoop(other -> sendOn(other, call));
     }
 
-    private Uni<Response> sendOn(ContextInternal loop, Command command, String... args) {
-        String node = nodeFor(loop, command, args);
+    /** A command on its way, and the instant ({@link System#nanoTime()}) from which it is written to no node. */
+    private record Call(Command command, String[] args, Request request, long deadline) {
+
+        Call(Command command, String[] args, Duration bound) {
+            this(command, args, request(command, args), System.nanoTime() + bound.toNanos());
+        }
+
+        private static Request request(Command command, String[] args) {
+            Request request = Request.cmd(command);
+            for (String arg : args) {
+                request.arg(arg);
+            }
+            return request;
+        }
+
+        boolean expired() {
+            return System.nanoTime() - deadline >= 0;
+        }
+    }
+
+    private Uni<Response> sendOn(ContextInternal loop, Call call) {
+        return sendOn(loop, call, 0);
+    }
+
+    private Uni<Response> sendOn(ContextInternal loop, Call call, int retries) {
+        String node = nodeFor(loop, call.command(), call.args());
         if (node == null) {
-            return shared.execute(command, args);
+            return sendVia(shared.getRedis(), call, false);
         }
-        Request request = Request.cmd(command);
-        for (String arg : args) {
-            request.arg(arg);
+        Uni<Response> sent = sendVia(clientOn(loop, node), call, false);
+        return cluster == null ? sent : sent.onFailure().recoverWithUni(failure -> redirect(loop, node, call, failure))
+                .onFailure(LoopLocalRedis::isTryAgain).recoverWithUni(failure -> tryAgain(loop, call, retries, failure));
+    }
+
+    private static boolean isTryAgain(Throwable failure) {
+        return failure instanceof ErrorType error && error.is("TRYAGAIN");
+    }
+
+    /** Sends the call again after a pause, routed afresh, unless its bound would pass first: then it fails as it is. */
+    private Uni<Response> tryAgain(ContextInternal loop, Call call, int retries, Throwable tryAgain) {
+        long pauseMs = Math.min(MAX_RETRY_PAUSE_MS, FIRST_RETRY_PAUSE_MS << Math.min(retries, 10));
+        if (call.deadline() - System.nanoTime() <= TimeUnit.MILLISECONDS.toNanos(pauseMs)) {
+            return Uni.createFrom().failure(tryAgain);
         }
-        Uni<Response> sent = clientOn(loop, node).send(request);
-        return cluster == null ? sent : sent.onFailure().recoverWithUni(failure -> redirect(loop, node, request, failure));
+        return Uni.createFrom().<Void>emitter(paused -> loop.setTimer(pauseMs, timer -> paused.complete(null)))
+                .flatMap(paused -> sendOn(loop, call, retries + 1));
+    }
+
+    /**
+     * Writes the call on a connection of the client's pool ({@code ASKING} first when {@code asking}), unless
+     * its bound passed while it waited for one. The connection goes back to the pool whatever becomes of the
+     * call, even if its caller has given up on it.
+     */
+    private static Uni<Response> sendVia(Redis client, Call call, boolean asking) {
+        return Uni.createFrom().deferred(() -> UniHelper.toUni(client.getDelegate().connect().compose(connection -> {
+            if (call.expired()) {
+                connection.close();
+                return Future.failedFuture(new TimeoutException(
+                        call.command() + " not sent: its bound passed while it waited for a connection"));
+            }
+            Future<io.vertx.redis.client.Response> sent = asking
+                    ? connection.batch(List.of(Request.cmd(Command.ASKING).getDelegate(), call.request().getDelegate()))
+                            .map(replies -> replies.get(1))
+                    : connection.send(call.request().getDelegate());
+            return sent.andThen(done -> connection.close());
+        }))).map(Response::newInstance);
     }
 
     /**
@@ -158,17 +235,17 @@ class LoopLocalRedis {
      * A cluster's answer to a command sent by an out-of-date table: {@code MOVED} (the slot has another
      * master) is followed once, and the table read again; {@code ASK} (the slot is being migrated) once,
      * as the protocol asks. Any other failure (a node gone, the cluster between masters) has the table
-     * read again and stays a failure, for the caller's fallback.
+     * read again and stays a failure: {@code TRYAGAIN}, whether from the node or the one redirected to, for
+     * {@link #tryAgain}; any other for the caller's fallback.
      */
-    private Uni<Response> redirect(ContextInternal loop, String node, Request request, Throwable failure) {
+    private Uni<Response> redirect(ContextInternal loop, String node, Call call, Throwable failure) {
         if (failure instanceof ErrorType error && (error.is("MOVED") || error.is("ASK"))) {
             String target = cluster.redirectedTo(error.getMessage(), node);
             if (target != null && error.is("MOVED")) {
                 readSlotsSoon(loop);
-                return clientOn(loop, target).send(request);
             }
             if (target != null) {
-                return clientOn(loop, target).batch(List.of(Request.cmd(Command.ASKING), request)).map(r -> r.get(1));
+                return sendVia(clientOn(loop, target), call, error.is("ASK"));
             }
         }
         if (!(failure instanceof ErrorType error) || error.is("CLUSTERDOWN") || error.is("TRYAGAIN")) {
@@ -186,17 +263,38 @@ class LoopLocalRedis {
 
     /**
      * Asks every node for CLUSTER SLOTS at once and takes the first answer: a dead node refuses at once,
-     * but a hung one would hold up a read that asked the nodes in turn. True once one answered.
+     * but a hung one would hold up a read that asked the nodes in turn. True once one answered, and then the
+     * clients of the nodes the table no longer names are closed.
      */
     private Uni<Boolean> readSlots(ContextInternal loop) {
-        List<Uni<Boolean>> reads = cluster.nodes().stream().map(node -> clientOn(loop, node)
-                .send(Request.cmd(Command.CLUSTER).arg("SLOTS"))
+        List<Uni<Boolean>> reads = cluster.nodes().stream().map(node -> sendVia(clientOn(loop, node),
+                        new Call(Command.CLUSTER, new String[] {"SLOTS"}, nodeTimeout), false)
                 .flatMap(reply -> cluster.read(node, reply) ? Uni.createFrom().item(true)
                         : Uni.createFrom().<Boolean>failure(new IllegalStateException(node + " serves no slots"))))
                 .toList();
         return Uni.join().first(reads).withItem()
+                .invoke(this::closeDeparted)
                 .ifNoItem().after(nodeTimeout).fail()
                 .onFailure().recoverWithItem(false);
+    }
+
+    /**
+     * Closes every loop's client of a node that is neither a master in the slot table nor a configured node
+     * (a master its replica replaced, a node removed from the cluster): its pooled connections would otherwise
+     * stay open, and its client stay in the map, for as long as the process runs. A call or subscription
+     * under way on such a client fails, as it would on that node; a later redirection to the node makes a
+     * client anew.
+     */
+    private void closeDeparted() {
+        List<String> named = cluster.nodes();
+        for (ConcurrentHashMap<String, Redis> ofLoop : clients.values()) {
+            for (String node : ofLoop.keySet()) {
+                Redis departed = named.contains(node) ? null : ofLoop.remove(node);
+                if (departed != null) {
+                    departed.close();
+                }
+            }
+        }
     }
 
     private Uni<RedisConnection> connectToAny(ContextInternal loop, List<String> nodes, int index) {

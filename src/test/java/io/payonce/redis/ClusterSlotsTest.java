@@ -3,9 +3,13 @@ package io.payonce.redis;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
@@ -35,6 +39,31 @@ class ClusterSlotsTest {
                 () -> assertEquals("redis://:secret@10.0.0.1:7002", slots.masterOf("foo"), "an empty host is the node asked"),
                 () -> assertEquals(slots.masterOf("po:{m:tok}:own"), slots.masterOf("po:{m:tok}:res")),
                 () -> assertEquals(slots.masterOf("m:tok"), slots.masterOf("po:{m:tok}:done")));
+    }
+
+    @Test
+    void slot_isTheCrc16OfTheKey_orOfItsFirstNonEmptyHashTag() {
+        assertAll(
+                // the check value of CRC16-XMODEM, 0x31C3, and slots as CLUSTER KEYSLOT gives them
+                () -> assertEquals(0x31C3, ClusterSlots.slotOf("123456789")),
+                () -> assertEquals(12182, ClusterSlots.slotOf("foo")),
+                () -> assertEquals(866, ClusterSlots.slotOf("hello")),
+                () -> assertEquals(ClusterSlots.slotOf("user1000"), ClusterSlots.slotOf("{user1000}.following")),
+                () -> assertEquals(ClusterSlots.slotOf("bar"), ClusterSlots.slotOf("foo{bar}{zap}"), "the first tag"),
+                () -> assertEquals(ClusterSlots.slotOf("{bar"), ClusterSlots.slotOf("foo{{bar}}zap"), "up to the first '}'"),
+                () -> assertNotEquals(ClusterSlots.slotOf("bar"), ClusterSlots.slotOf("foo{}{bar}"), "an empty tag: the whole key"),
+                () -> assertNotEquals(ClusterSlots.slotOf("bar"), ClusterSlots.slotOf("foo}bar{"), "no '}' after the '{'"),
+                () -> assertEquals(ClusterSlots.slotOf("tâg"), ClusterSlots.slotOf("ключ{tâg}"), "non-ASCII, as UTF-8"));
+    }
+
+    @Test
+    void slotTable_usesNoVertxInternals_whichAnyReleaseMayChange() throws IOException {
+        String classFile;
+        try (InputStream in = ClusterSlots.class.getResourceAsStream("ClusterSlots.class")) {
+            classFile = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
+        }
+
+        assertFalse(classFile.contains("io/vertx/redis/client/impl/"), "ClusterSlots refers to a Vert.x internal class");
     }
 
     @Test

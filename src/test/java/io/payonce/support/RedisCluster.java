@@ -17,7 +17,8 @@ import java.util.stream.Collectors;
  * A Redis Cluster of the test's own (never the shared Redis on 6379): three masters with a replica each,
  * Debian's {@code redis-server} on free loopback ports, its files under a directory of its own in
  * {@code target/}, nothing saved to disk. A master can be killed ({@code SIGKILL}) and its replica's
- * promotion awaited. {@link #close()}, or the JVM's exit if a test never gets there, kills every node.
+ * promotion awaited, hung ({@code SIGSTOP}) and resumed, or replaced by its replica while it stays up; a slot can be moved to another master in two
+ * steps, to look at the cluster in the middle of a resharding. {@link #close()}, or the JVM's exit if a test never gets there, kills every node.
  */
 public final class RedisCluster implements AutoCloseable {
 
@@ -33,6 +34,10 @@ public final class RedisCluster implements AutoCloseable {
 
     /** One redis-server: its client and cluster bus ports, and its process. */
     private record Node(int port, int busPort, Process process) {
+    }
+
+    /** A slot on its way from one master to another: its number, and the port and node id of each. */
+    public record SlotMove(int slot, int from, String fromId, int to, String toId) {
     }
 
     private final File dir;
@@ -68,10 +73,70 @@ public final class RedisCluster implements AutoCloseable {
         return nodes.keySet().stream().map(port -> "redis://127.0.0.1:" + port).collect(Collectors.joining(","));
     }
 
+    /** A node that answers now (a master or a replica), as {@code quarkus.redis.hosts} lists it. */
+    public String anyLiveNode() {
+        return "redis://127.0.0.1:" + anyLivePort();
+    }
+
     /** The port of the master that serves {@code key}'s hash slot now. */
     public int masterOf(String key) {
-        int slot = Integer.parseInt(cli(anyLivePort(), "CLUSTER", "KEYSLOT", key).trim());
-        return masterOfSlot(slot);
+        return masterOfSlot(slotOf(key));
+    }
+
+    private int slotOf(String key) {
+        return Integer.parseInt(cli(anyLivePort(), "CLUSTER", "KEYSLOT", key).trim());
+    }
+
+    /**
+     * Begins moving {@code key}'s slot to another master, as a resharding does: the other master imports the
+     * slot, its master migrates it, and {@code keysMovedNow} (keys of that slot) move at once, the others not
+     * until {@link #finishSlotMove}. Meanwhile a command on keys of both sides is answered {@code TRYAGAIN}.
+     */
+    public SlotMove beginSlotMove(String key, String... keysMovedNow) {
+        int slot = slotOf(key);
+        int from = masterOfSlot(slot);
+        int to = liveMasters().stream().mapToInt(RedisCluster::portOf).filter(port -> port != from).findFirst()
+                .orElseThrow(() -> new IllegalStateException("no other master to move slot " + slot + " to"));
+        SlotMove move = new SlotMove(slot, from, cli(from, "CLUSTER", "MYID"), to, cli(to, "CLUSTER", "MYID"));
+        expectOk(to, "CLUSTER", "SETSLOT", Integer.toString(slot), "IMPORTING", move.fromId());
+        expectOk(from, "CLUSTER", "SETSLOT", Integer.toString(slot), "MIGRATING", move.toId());
+        migrate(move, List.of(keysMovedNow));
+        return move;
+    }
+
+    /** Moves the slot's remaining keys, then has the new master, the old one and every other give it to the new. */
+    public void finishSlotMove(SlotMove move) {
+        String slot = Integer.toString(move.slot());
+        migrate(move, cli(move.from(), "CLUSTER", "GETKEYSINSLOT", slot, "1000").lines()
+                .filter(line -> !line.isBlank()).toList());
+        List<Integer> masters = new ArrayList<>(List.of(move.to(), move.from()));
+        liveMasters().stream().map(RedisCluster::portOf).filter(port -> !masters.contains(port)).forEach(masters::add);
+        for (int port : masters) {
+            expectOk(port, "CLUSTER", "SETSLOT", slot, "NODE", move.toId());
+        }
+    }
+
+    private void migrate(SlotMove move, List<String> keys) {
+        if (keys.isEmpty()) {
+            return;
+        }
+        List<String> command = new ArrayList<>(List.of("MIGRATE", "127.0.0.1", Integer.toString(move.to()), "", "0",
+                "5000", "KEYS"));
+        command.addAll(keys);
+        expectOk(move.from(), command.toArray(String[]::new));
+    }
+
+    /** How many times the node on {@code port} has answered the error {@code code} (say TRYAGAIN), as INFO tells. */
+    public long errorsAnswered(int port, String code) {
+        String prefix = "errorstat_" + code + ":count=";
+        return cli(port, "INFO", "errorstats").lines().filter(line -> line.startsWith(prefix))
+                .mapToLong(line -> Long.parseLong(line.substring(prefix.length()).split(",")[0].trim()))
+                .findFirst().orElse(0);
+    }
+
+    /** The answer of the node on {@code port} to a command, asked directly (no redirection): the reply or the error. */
+    public String command(int port, String... args) {
+        return cli(port, args);
     }
 
     /** The value of {@code key} as the node on {@code port} holds it, asked directly (no redirection); "" for none. */
@@ -91,6 +156,70 @@ public final class RedisCluster implements AutoCloseable {
             throw new AssertionError("redis-server on " + port + " survived SIGKILL");
         }
         return port;
+    }
+
+    /** The port of a master whose replica is up and linked to it, so that it can fail over. */
+    public int masterWithReplica() {
+        for (String[] master : liveMasters()) {
+            if (replicaOf(master[0]) != null) {
+                return portOf(master);
+            }
+        }
+        throw new IllegalStateException("no master has a live replica (" + dir + ")");
+    }
+
+    /**
+     * Has the replica of the master on {@code port} take its place ({@code CLUSTER FAILOVER}, as before a
+     * master's maintenance): the old master stays up, as the replica of the new one. Waits until it is a
+     * replica and the cluster is healthy again.
+     */
+    public void failOver(int port) {
+        Integer replica = replicaOf(cli(port, "CLUSTER", "MYID"));
+        if (replica == null) {
+            throw new IllegalStateException("the master on " + port + " has no live replica (" + dir + ")");
+        }
+        expectOk(replica, "CLUSTER", "FAILOVER");
+        Await.until("the master on " + port + " to become the replica of " + replica + " (" + dir + ")",
+                FAILOVER_BOUND, () -> cli(port, "INFO", "replication").contains("role:slave")
+                        && allOk() && replicasLinked());
+    }
+
+    /** The port of a live replica linked to the master of node id {@code masterId}; null when there is none. */
+    private Integer replicaOf(String masterId) {
+        for (String line : cli(anyLivePort(), "CLUSTER", "NODES").lines().toList()) {
+            String[] fields = line.trim().split(" ");
+            if (fields.length >= 8 && fields[2].contains("slave") && !fields[2].contains("fail")
+                    && fields[3].equals(masterId) && fields[7].equals("connected")) {
+                return portOf(fields);
+            }
+        }
+        return null;
+    }
+
+    /** How many client connections the node on {@code port} holds, but for replication links and this very ask. */
+    public long clientConnections(int port) {
+        return cli(port, "CLIENT", "LIST", "TYPE", "normal").lines()
+                .filter(line -> !line.isBlank() && !line.contains(" cmd=client|list")).count();
+    }
+
+    /**
+     * Stops ({@code SIGSTOP}) the master serving {@code key}, as a hung process: its connections stay open, what
+     * is written to them waits in its socket buffers, and it answers nothing until {@link #resume}. Resume it
+     * within the cluster's node timeout (2 s) or its replica takes over. Answers its port.
+     */
+    public int hangMasterOf(String key) {
+        int port = masterOf(key);
+        signal(port, "STOP");
+        return port;
+    }
+
+    /** Lets the node on {@code port} run again ({@code SIGCONT}) after {@link #hangMasterOf}. */
+    public void resume(int port) {
+        signal(port, "CONT");
+    }
+
+    private void signal(int port, String signal) {
+        run(List.of("kill", "-" + signal, Long.toString(nodes.get(port).process().pid())));
     }
 
     /** Until another node serves {@code key}'s slot than the killed {@code deadPort}, and every live node says ok. */
@@ -209,11 +338,7 @@ public final class RedisCluster implements AutoCloseable {
      * a master's slots are ranges ({@code 0-5460}) or single slots; one being moved is in brackets.
      */
     private int masterOfSlot(int slot) {
-        for (String line : cli(anyLivePort(), "CLUSTER", "NODES").lines().toList()) {
-            String[] fields = line.trim().split(" ");
-            if (fields.length < 9 || !fields[2].contains("master") || fields[2].contains("fail")) {
-                continue;
-            }
+        for (String[] fields : liveMasters()) {
             for (int i = 8; i < fields.length; i++) {
                 if (fields[i].startsWith("[")) {
                     continue;
@@ -222,12 +347,32 @@ public final class RedisCluster implements AutoCloseable {
                 int start = Integer.parseInt(range[0]);
                 int end = range.length > 1 ? Integer.parseInt(range[1]) : start;
                 if (slot >= start && slot <= end) {
-                    String address = fields[1].substring(0, fields[1].indexOf('@'));
-                    return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+                    return portOf(fields);
                 }
             }
         }
         throw new IllegalStateException("no live master serves slot " + slot);
+    }
+
+    /** The CLUSTER NODES lines, split into fields, of the masters not marked failed. */
+    private List<String[]> liveMasters() {
+        return cli(anyLivePort(), "CLUSTER", "NODES").lines().map(line -> line.trim().split(" "))
+                .filter(fields -> fields.length >= 8 && fields[2].contains("master") && !fields[2].contains("fail"))
+                .toList();
+    }
+
+    /** The client port of a CLUSTER NODES line, from its {@code host:port@bus} field. */
+    private static int portOf(String[] fields) {
+        String address = fields[1].substring(0, fields[1].indexOf('@'));
+        return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+    }
+
+    private void expectOk(int port, String... args) {
+        String answer = cli(port, args);
+        if (!"OK".equals(answer)) {
+            throw new IllegalStateException("redis-server on " + port + " answered " + String.join(" ", args)
+                    + " with " + answer);
+        }
     }
 
     private int anyLivePort() {
