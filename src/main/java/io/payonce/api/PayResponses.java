@@ -47,40 +47,26 @@ public class PayResponses implements OutcomeRenderer {
 
     @Override
     public StoredResponse render(PayOutcome outcome) {
-        if (outcome instanceof PayOutcome.Paid paid) {
-            return new StoredResponse(200, problems.write(new PaidBody(paid.orderNo(), paid.requestNo(),
-                    paid.amount(), paid.currency(), "PAID", paid.channelTxnId(), paid.paidAt())));
-        }
-        if (outcome instanceof PayOutcome.Processing) {
-            return new StoredResponse(202,
+        return switch (outcome) {
+            case PayOutcome.Paid paid -> new StoredResponse(200, problems.write(new PaidBody(paid.orderNo(),
+                    paid.requestNo(), paid.amount(), paid.currency(), "PAID", paid.channelTxnId(), paid.paidAt())));
+            case PayOutcome.Processing processing -> new StoredResponse(202,
                     problems.write(new ProcessingBody(outcome.orderNo(), outcome.requestNo(), "PROCESSING")));
-        }
-        if (outcome instanceof PayOutcome.OrderNotFound) {
-            return problem(outcome, 404, "order_not_found", "Order not found",
+            case PayOutcome.OrderNotFound notFound -> problem(outcome, 404, "order_not_found", "Order not found",
                     "no order " + outcome.orderNo() + " for this merchant");
-        }
-        if (outcome instanceof PayOutcome.AmountMismatch) {
-            return problem(outcome, 422, "amount_mismatch", "Amount mismatch",
+            case PayOutcome.AmountMismatch mismatch -> problem(outcome, 422, "amount_mismatch", "Amount mismatch",
                     "amount or currency differs from order " + outcome.orderNo());
-        }
-        if (outcome instanceof PayOutcome.OrderNotPayable) {
-            return problem(outcome, 409, "order_not_payable", "Order not payable",
-                    "order " + outcome.orderNo() + " is paid, or being paid under another request");
-        }
-        if (outcome instanceof PayOutcome.RequestNoConflict) {
-            return problem(outcome, 409, "request_no_conflict", "Request number conflict",
+            case PayOutcome.OrderNotPayable notPayable -> problem(outcome, 409, "order_not_payable",
+                    "Order not payable", "order " + outcome.orderNo() + " is paid, or being paid under another request");
+            case PayOutcome.RequestNoConflict conflict -> problem(outcome, 409, "request_no_conflict",
+                    "Request number conflict",
                     "request_no " + outcome.requestNo() + " is already used by another request");
-        }
-        if (outcome instanceof PayOutcome.Declined) {
-            return problem(outcome, 402, "payment_declined", "Payment declined",
+            case PayOutcome.Declined declined -> problem(outcome, 402, "payment_declined", "Payment declined",
                     "the channel declined the charge; the order can be paid with a new token and request_no");
-        }
-        if (outcome instanceof PayOutcome.NotCompleted) {
-            return problem(outcome, 402, "payment_not_completed", "Payment not completed",
-                    "the channel never completed the charge and it was closed: nothing was charged; pay with a new"
-                            + " token and request_no");
-        }
-        throw new IllegalArgumentException("no answer for " + outcome);
+            case PayOutcome.NotCompleted notCompleted -> problem(outcome, 402, "payment_not_completed",
+                    "Payment not completed", "the channel never completed the charge and it was closed: nothing was"
+                            + " charged; pay with a new token and request_no");
+        };
     }
 
     private StoredResponse problem(PayOutcome outcome, int status, String code, String title, String detail) {

@@ -63,10 +63,9 @@ public class IdempotencyGate {
          * Runs the operation as the token's claimant: claims it with {@link TokenService#claimIn} inside its
          * first transaction, and stores its answer with the token ({@link TokenService#complete}, or in the
          * statement that settles it). Fails with {@link TokenTakenException} having done nothing, or with
-         * another exception having done nothing irreversible; else answers its final answer, or a 202 while
-         * the outcome is unknown.
+         * another exception having done nothing irreversible; else answers its answer and how it was stored.
          */
-        Uni<StoredResponse> run(TokenClaim claim);
+        Uni<OwnerAnswer> run(TokenClaim claim);
     }
 
     /** True while Redis answers: a copy may be replayed from its cache ahead of everything else. */
@@ -136,37 +135,73 @@ public class IdempotencyGate {
      */
     private Uni<Reply> own(Entrance entrance, TokenClaim claim, Operation operation, Instant deadline, int triesLeft) {
         Uni<Reply> owned = attempt(entrance, claim, operation, deadline, triesLeft)
-                .call(reply -> reply.replayed() ? redis.disown(entrance.merchantId(), entrance.key())
-                        : publish(entrance.merchantId(), entrance.key(), entrance.fingerprint(), reply.response(),
-                                cacheUntil(entrance, claim)))
+                .call(answer -> switch (answer.kind()) {
+                    case REPLAYED -> redis.disown(entrance.merchantId(), entrance.key());
+                    case UNSTORED -> released(entrance);
+                    case FINAL, INTERIM -> publish(entrance.merchantId(), entrance.key(), entrance.fingerprint(),
+                            answer.response(), cacheUntil(entrance, claim));
+                })
+                .map(answer -> new Reply(answer.response(), answer.kind() == Handed.REPLAYED))
                 .onFailure().call(e -> released(entrance));
         return Uni.createFrom().completionStage(owned.subscribeAsCompletionStage().thenApply(reply -> reply));
+    }
+
+    /** How the answer of a copy that went the owner's way came to it. */
+    private enum Handed {
+        FINAL, INTERIM, UNSTORED, REPLAYED
+    }
+
+    private record OwnedAnswer(StoredResponse response, Handed kind) {
+
+        static OwnedAnswer of(OwnerAnswer answer) {
+            return new OwnedAnswer(answer.response(), switch (answer.kind()) {
+                case FINAL -> Handed.FINAL;
+                case INTERIM -> Handed.INTERIM;
+                case UNSTORED -> Handed.UNSTORED;
+            });
+        }
+
+        static OwnedAnswer replayed(Reply reply) {
+            return new OwnedAnswer(reply.response(), Handed.REPLAYED);
+        }
     }
 
     /**
      * Runs the operation when this copy's claim wins; otherwise replays what the token holds or waits for it.
      */
-    private Uni<Reply> attempt(Entrance entrance, TokenClaim claim, Operation operation, Instant deadline,
+    private Uni<OwnedAnswer> attempt(Entrance entrance, TokenClaim claim, Operation operation, Instant deadline,
             int triesLeft) {
         return operation.run(claim)
-                .map(response -> new Reply(response, false))
+                .map(OwnedAnswer::of)
                 .onFailure(TokenTakenException.class).recoverWithUni(taken -> unavailableWhenFailing(db.bounded(
                         tokens.find(entrance.merchantId(), entrance.key(), entrance.fingerprint())))
                         .flatMap(finding -> switch (finding) {
                             case TokenFinding.Vacant vacant -> triesLeft > 0
                                     ? attempt(entrance, claim.onExistingRow(), operation, deadline, triesLeft - 1)
                                     : await(entrance, claim, deadline, 0, tries -> Uni.createFrom().failure(
-                                            new RequestInProgressException()));
+                                            new RequestInProgressException())).map(OwnedAnswer::replayed);
                             case TokenFinding.Finished finished -> {
                                 metrics.stopped(Layer.TOKEN);
-                                yield replay(finished.response(), "mysql");
+                                yield replay(finished.response(), "mysql").map(OwnedAnswer::replayed);
                             }
                             case TokenFinding.Running running -> {
                                 metrics.stopped(Layer.TOKEN);
-                                yield await(entrance, claim, deadline, triesLeft,
-                                        tries -> attempt(entrance, claim.onExistingRow(), operation, deadline, tries));
+                                yield awaitOwning(entrance, claim, operation, deadline, triesLeft);
                             }
                         }));
+    }
+
+    /** {@link #await} by a copy on its way to owning the token: released meanwhile, it tries its claim again. */
+    private Uni<OwnedAnswer> awaitOwning(Entrance entrance, TokenClaim claim, Operation operation, Instant deadline,
+            int triesLeft) {
+        Uni<OwnedAnswer> waited = unavailableWhenFailing(waits.await(entrance.merchantId(), entrance.key(),
+                entrance.fingerprint(), deadline)).flatMap(w -> switch (w.finding()) {
+                    case TokenFinding.Vacant vacant -> triesLeft > 0
+                            ? attempt(entrance, claim.onExistingRow(), operation, deadline, triesLeft - 1)
+                            : Uni.createFrom().failure(new RequestInProgressException());
+                    default -> answerWaited(w).map(OwnedAnswer::replayed);
+                });
+        return waited;
     }
 
     /**
@@ -178,14 +213,21 @@ public class IdempotencyGate {
     private Uni<Reply> await(Entrance entrance, TokenClaim claim, Instant deadline, int triesLeft,
             java.util.function.IntFunction<Uni<Reply>> onVacant) {
         return unavailableWhenFailing(waits.await(entrance.merchantId(), entrance.key(), entrance.fingerprint(), deadline))
-                .flatMap(waited -> switch (waited.finding()) {
-                    case TokenFinding.Finished finished -> replay(finished.response(), waited.source());
-                    case TokenFinding.Vacant vacant -> triesLeft > 0 ? onVacant.apply(triesLeft - 1)
-                            : Uni.createFrom().failure(new RequestInProgressException());
-                    case TokenFinding.Running running -> running.interim() != null
-                            ? replay(running.interim(), waited.source())
-                            : Uni.createFrom().failure(new RequestInProgressException());
-                });
+                .flatMap(waited -> waited.finding() instanceof TokenFinding.Vacant
+                        ? (triesLeft > 0 ? onVacant.apply(triesLeft - 1)
+                                : Uni.createFrom().failure(new RequestInProgressException()))
+                        : answerWaited(waited));
+    }
+
+    /** A wait that ended with the first execution's answer, or at its deadline while it still runs. */
+    private Uni<Reply> answerWaited(Waits.Waited waited) {
+        return switch (waited.finding()) {
+            case TokenFinding.Finished finished -> replay(finished.response(), waited.source());
+            case TokenFinding.Running running -> running.interim() != null
+                    ? replay(running.interim(), waited.source())
+                    : Uni.createFrom().failure(new RequestInProgressException());
+            case TokenFinding.Vacant vacant -> Uni.createFrom().failure(new RequestInProgressException());
+        };
     }
 
     /**

@@ -16,6 +16,7 @@ import io.payonce.database.MysqlErrors;
 import io.payonce.database.UtcTime;
 import io.payonce.idempotency.DuplicateMetrics;
 import io.payonce.idempotency.DuplicateMetrics.Layer;
+import io.payonce.idempotency.OwnerAnswer;
 import io.payonce.idempotency.Ownership;
 import io.payonce.idempotency.StoredResponse;
 import io.payonce.idempotency.TemporarilyUnavailableException;
@@ -155,8 +156,12 @@ public class PaymentExecutor {
     private sealed interface End extends Step {
     }
 
-    /** The request's answer. */
-    private record Answer(StoredResponse response) implements End {
+    /** The request's answer, and whether it was stored with the token. */
+    private record Answer(OwnerAnswer answer) implements End {
+
+        Answer(StoredResponse response) {
+            this(OwnerAnswer.stored(response));
+        }
     }
 
     /** Reconciliation settled the payment (or found it settled), on the channel's word. */
@@ -186,10 +191,10 @@ public class PaymentExecutor {
      * can be under this request later); once a charge may have been sent every failure becomes the 202 of
      * {@link Processing}, never a retryable error.
      */
-    public Uni<StoredResponse> execute(PayCommand cmd, TokenClaim claim) {
+    public Uni<OwnerAnswer> execute(PayCommand cmd, TokenClaim claim) {
         return open(cmd, claim).flatMap(this::run).map(end -> switch (end) {
-            case Answer answer -> answer.response();
-            case Settled settled -> settled.settled().response();
+            case Answer answer -> answer.answer();
+            case Settled settled -> OwnerAnswer.stored(settled.settled().response());
             case Postponed postponed -> throw new IllegalStateException("a request's run postponed " + cmd.requestNo());
         });
     }
@@ -333,7 +338,7 @@ public class PaymentExecutor {
     private Uni<Step> answerRefusal(PayCommand cmd, TokenClaim claim, PayOutcome outcome) {
         StoredResponse response = renderer.render(outcome);
         if (!outcome.isFinal()) {
-            return Uni.createFrom().item(new Answer(response));
+            return Uni.createFrom().item(new Answer(OwnerAnswer.unstored(response)));
         }
         return db.inTransaction(tx -> tokens.claimIn(tx, cmd.merchantId(), claim)
                 .flatMap(owner -> tokens.complete(tx, owner, response)))

@@ -76,11 +76,17 @@ public class Settlement {
         Instant now = UtcTime.now().truncatedTo(ChronoUnit.MILLIS);
         PayOutcome outcome = outcome(target, word, now);
         StoredResponse response = renderer.render(outcome);
-        boolean paid = word instanceof ChargeResult.Succeeded;
-        PaymentFailure failure = paid ? null
-                : word instanceof ChargeResult.Declined ? PaymentFailure.DECLINED : PaymentFailure.CLOSED;
-        String txnId = word instanceof ChargeResult.Succeeded ok ? ok.txnId()
-                : word instanceof ChargeResult.Declined declined ? declined.txnId() : null;
+        boolean paid = outcome instanceof PayOutcome.Paid;
+        PaymentFailure failure = switch (outcome) {
+            case PayOutcome.Declined declined -> PaymentFailure.DECLINED;
+            case PayOutcome.NotCompleted closed -> PaymentFailure.CLOSED;
+            default -> null;
+        };
+        String txnId = switch (word) {
+            case ChargeResult.Succeeded ok -> ok.txnId();
+            case ChargeResult.Declined declined -> declined.txnId();
+            default -> null;
+        };
         Uni<Order> read = order.isPresent() ? Uni.createFrom().item(order.get())
                 : db.bounded(orders.find(target.merchantId(), target.orderNo()))
                         .map(found -> found.orElseThrow(() -> new IllegalStateException(

@@ -9,7 +9,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 
-import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
 import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.vertx.mutiny.redis.client.Command;
@@ -40,10 +39,9 @@ public class WakeUps {
     private volatile boolean listening;
     private volatile boolean draining;
 
-    WakeUps(LoopLocalRedis redis, PayOnceConfig config, MeterRegistry meters) {
+    WakeUps(LoopLocalRedis redis, PayOnceConfig config) {
         this.redis = redis;
         this.enabled = config.redis().enabled();
-        meters.gaugeMapSize("payonce.idempotency.waiters", java.util.List.of(), waiters);
     }
 
     /** True while the subscription is up, so a wake-up will come and polling can be slow. */

@@ -250,17 +250,15 @@ public class SandboxResource {
 
     /** A charge still being processed is answered "pending", never run again. */
     private Response response(SandboxChannel.Answer answer) {
-        if (answer instanceof SandboxChannel.Answer.Recorded recorded) {
-            SandboxCharge charge = recorded.charge();
-            return charge.isPending()
-                    ? Response.accepted(new PendingBody(charge.requestNo(), "PENDING")).build()
-                    : Response.ok(charge).build();
-        }
-        if (answer instanceof SandboxChannel.Answer.NotAccepted) {
-            return problems.response(503, "not_accepted", "Not accepted",
-                    "the sandbox refused the charge before recording anything");
-        }
-        return problems.response(404, "charge_not_found", "Charge not found", "the charge is no longer in the ledger");
+        return switch (answer) {
+            case SandboxChannel.Answer.Recorded recorded -> recorded.charge().isPending()
+                    ? Response.accepted(new PendingBody(recorded.charge().requestNo(), "PENDING")).build()
+                    : Response.ok(recorded.charge()).build();
+            case SandboxChannel.Answer.NotAccepted notAccepted -> problems.response(503, "not_accepted",
+                    "Not accepted", "the sandbox refused the charge before recording anything");
+            case SandboxChannel.Answer.Gone gone -> problems.response(404, "charge_not_found", "Charge not found",
+                    "the charge is no longer in the ledger");
+        };
     }
 
     private String enabledFor(HttpHeaders headers) {

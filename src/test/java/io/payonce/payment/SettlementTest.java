@@ -57,6 +57,9 @@ class SettlementTest {
     @Inject
     MeterRegistry meters;
 
+    @Inject
+    OutcomeRenderer renderer;
+
     @BeforeEach
     void setUp() {
         db.clean();
@@ -134,6 +137,17 @@ class SettlementTest {
                 () -> assertEquals(PaymentStatus.PROCESSING, after.status(), "the payment is not settled alone"),
                 () -> assertEquals("PENDING", orderStatus(MERCHANT, p.orderNo())),
                 () -> assertEquals("IN_PROGRESS", db.tokenState(MERCHANT, p.token()), "no answer stored"));
+    }
+
+    @Test
+    void paidAnswerRebuiltFromTheRecord_isTheStoredAnswer() {
+        PayRequest p = db.paymentProcessing();
+
+        Settlement.Settled settled = settle(payment(p), new ChargeResult.Succeeded("txn_rebuilt"));
+
+        // the answer a reader without the token's row (an order's payment list, a replay after a purge) derives
+        StoredResponse rebuilt = renderer.render(Settlement.outcomeOf(payment(p)));
+        assertEquals(settled.response(), rebuilt, "paid_at is the record's updated_at, to the millisecond");
     }
 
     private Settlement.Settled settle(Payment payment, ChargeResult word) {

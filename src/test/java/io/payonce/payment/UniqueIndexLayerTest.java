@@ -3,6 +3,9 @@ package io.payonce.payment;
 import static io.payonce.support.Fixtures.AMOUNT;
 import static io.payonce.support.Fixtures.MERCHANT;
 import static io.payonce.support.Fixtures.id;
+import static io.payonce.support.Fixtures.token;
+import static io.payonce.support.Fixtures.sandbox;
+import static io.payonce.support.Fixtures.pay;
 import static io.payonce.support.Fixtures.ledgerAttempts;
 import static io.payonce.support.Fixtures.ledgerCharges;
 import static io.payonce.support.Fixtures.orderStatus;
@@ -15,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 import jakarta.inject.Inject;
 
@@ -24,6 +28,8 @@ import org.junit.jupiter.api.Test;
 import io.payonce.idempotency.StoredResponse;
 import io.payonce.idempotency.TokenClaim;
 import io.payonce.support.Concurrently;
+import io.payonce.support.Await;
+import io.restassured.response.Response;
 import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
@@ -91,6 +97,30 @@ class UniqueIndexLayerTest {
                 () -> assertEquals("PAID", orderStatus(MERCHANT, orderNo)));
     }
 
+    @Test
+    void conflictWithAHolderStillInFlight_isNotStored_soARetryPaysOnceTheHolderIsUndone() {
+        String requestNo = id("req");
+        String holderOrder = pendingOrder();
+        String otherOrder = pendingOrder();
+        String holderToken = token();
+        String otherToken = token();
+        // the holder's charge is refused before acceptance, after a while: its record is undone then
+        sandbox("fail_before_accept", 2_000, 1);
+        CompletableFuture<Response> holder = CompletableFuture.supplyAsync(() -> pay(holderToken, holderOrder, requestNo));
+        Await.until("the holder's payment record", BOUND, () -> paymentsWithRequestNo(requestNo) == 1);
+
+        Response conflict = pay(otherToken, otherOrder, requestNo);
+        Response holderAnswer = holder.join();
+        Response retried = pay(otherToken, otherOrder, requestNo);
+
+        assertAll(
+                () -> assertEquals(409, conflict.statusCode(), conflict.asString()),
+                () -> assertEquals("request_no_conflict", conflict.jsonPath().getString("code")),
+                () -> assertEquals(503, holderAnswer.statusCode(), "the holder undone: " + holderAnswer.asString()),
+                () -> assertEquals(200, retried.statusCode(), "the number is free now: " + retried.asString()),
+                () -> assertEquals(1, ledgerCharges(MERCHANT, otherOrder)));
+    }
+
     /**
      * An execution under a token of its own, so that only layer 2 (and 3) can stop it: PAID, or the answer's
      * problem code.
@@ -98,7 +128,7 @@ class UniqueIndexLayerTest {
     private String execute(String orderNo, String requestNo) {
         PayCommand cmd = new PayCommand(MERCHANT, id("tok"), orderNo, requestNo, AMOUNT, null);
         TokenClaim claim = new TokenClaim(cmd.token(), cmd.fingerprint(), requestNo, Instant.now().plusSeconds(3600), true);
-        StoredResponse answer = executor.execute(cmd, claim).await().atMost(BOUND);
+        StoredResponse answer = executor.execute(cmd, claim).await().atMost(BOUND).response();
         return answer.status() == 200 ? PAID : JsonPath.from(answer.body()).getString("code");
     }
 
