@@ -26,7 +26,8 @@ import java.util.stream.Stream;
  * A three-node MariaDB Galera cluster of the test's own on loopback, never the shared server: each node a
  * {@code mariadbd} with its own data directory under {@code target/galera/<name>/node<i>}, its own ports
  * for SQL, group communication (gcomm), incremental (IST) and full state transfer (SST, by rsync), and
- * its log under {@code target/it-logs}. Node 1 bootstraps the cluster, nodes 2 and 3 join it by SST;
+ * its logs under {@code target/it-logs} ({@link ServerLogs}, printed when a start or a test fails). Node 1
+ * bootstraps the cluster, nodes 2 and 3 join it by SST;
  * {@link #start} returns once all three are {@code Synced} in a cluster of three, with the database
  * {@link #DATABASE} created. A node can be killed ({@code kill -9}) and started again, as a supervisor
  * would: its position recovered from InnoDB first ({@code --wsrep-recover}), so it catches up by IST.
@@ -46,16 +47,18 @@ public final class GaleraCluster implements AutoCloseable {
     private static final String INSTALL_DB = "/usr/bin/mariadb-install-db";
     private static final String PROVIDER = "/usr/lib/galera/libgalera_smm.so";
     private static final String RSYNC = "/usr/bin/rsync";
-    private static final File LOGS = new File("target/it-logs");
     /** Bootstrap is under a second; a join by SST a few, longer on a machine busy with other builds. */
     private static final Duration SYNC_BOUND = Duration.ofSeconds(90);
-    private static final Duration INSTALL_BOUND = Duration.ofSeconds(60);
+    /** A recovery reads InnoDB's redo log and stops: seconds, like an install. */
+    private static final Duration RECOVER_BOUND = MariaDbInstall.BOUND;
     private static final Pattern RECOVERED = Pattern.compile("WSREP: Recovered position: *(\\S+:-?\\d+)");
 
     private final String name;
     private final File base;
     private final List<Node> nodes = new ArrayList<>();
     private final List<String> options = new ArrayList<>();
+    /** Every log this cluster's processes wrote, oldest first. */
+    private final List<File> logs = new ArrayList<>();
     private final Thread killAll = new Thread(this::killEveryNode, "galera-kill-all");
 
     private static final class Node {
@@ -129,14 +132,28 @@ public final class GaleraCluster implements AutoCloseable {
     public Duration start() throws IOException, InterruptedException, SQLException {
         long started = System.nanoTime();
         Runtime.getRuntime().addShutdownHook(killAll);
+        try {
+            installNodes();
+            bootstrapAndJoin();
+        } catch (IOException | InterruptedException | SQLException | RuntimeException | Error e) {
+            ServerLogs.print("the Galera cluster " + name + " did not start: " + e, logs);
+            throw e;
+        }
+        return Duration.ofNanos(System.nanoTime() - started);
+    }
+
+    /** Three fresh data directories, each with its configuration and system tables; nothing started. */
+    void installNodes() throws IOException, InterruptedException {
         deleteRecursively(base.toPath());
-        LOGS.mkdirs();
         for (int i = 1; i <= NODES; i++) {
             nodes.add(new Node(i, new File(base, "node" + i)));
         }
         for (Node node : nodes) {
             install(node);
         }
+    }
+
+    private void bootstrapAndJoin() throws IOException, InterruptedException, SQLException {
         launch(node(1), List.of("--wsrep-new-cluster"));
         awaitSynced(node(1), 1);
         // the joiners are given their state one after the other by node 1; started together, they queue for it
@@ -149,7 +166,6 @@ public final class GaleraCluster implements AutoCloseable {
             // replicated in total order: every node creates it before it applies anything written after it
             s.execute("CREATE DATABASE " + DATABASE);
         }
-        return Duration.ofNanos(System.nanoTime() - started);
     }
 
     public int port(int node) {
@@ -354,25 +370,26 @@ public final class GaleraCluster implements AutoCloseable {
         return nodes.get(index - 1);
     }
 
-    /** The node's configuration file and a fresh, empty data directory that its own user owns. */
+    /** The node's configuration file and a fresh data directory with the system tables, its own user's. */
     private void install(Node node) throws IOException, InterruptedException {
         Files.createDirectories(node.dir.toPath());
         Files.writeString(node.config().toPath(), config(node), StandardCharsets.UTF_8);
-        File log = new File(LOGS, "galera-" + name + "-node" + node.index + "-install.log");
         File tmp = new File(node.dir, "install-tmp");
         Files.createDirectories(tmp.toPath());
         chown(tmp);
-        // without the node's options: the bootstrap it runs must not load the provider; its own temporary
-        // directory, as installs sharing /tmp with another one failed now and then ("Old key file")
-        Process install = new ProcessBuilder(INSTALL_DB, "--no-defaults", "--datadir=" + node.data().getAbsolutePath(),
-                "--tmpdir=" + tmp.getAbsolutePath(),
-                "--user=" + serverUser(), "--auth-root-authentication-method=normal", "--skip-test-db")
-                .redirectErrorStream(true).redirectOutput(log).start();
-        if (!install.waitFor(INSTALL_BOUND.toSeconds(), TimeUnit.SECONDS) || install.exitValue() != 0) {
-            install.destroyForcibly();
-            throw new AssertionError("mariadb-install-db failed for " + node.label() + "; see " + log);
-        }
+        // without the node's options: the bootstrap it runs must not load the provider
+        MariaDbInstall.start(node.label() + " of " + name, node.data(), tmp, serverUser(), log(node, "install"),
+                List.of()).await();
         chown(node.dir);
+    }
+
+    /** A log of the node's, {@code galera-<name>-node<i>-<what>.log} in {@link ServerLogs#DIR}, registered. */
+    private File log(Node node, String what) {
+        File log = ServerLogs.named("galera-" + name + "-node" + node.index + "-" + what + ".log");
+        synchronized (logs) {
+            logs.add(log);
+        }
+        return log;
     }
 
     /**
@@ -420,16 +437,16 @@ public final class GaleraCluster implements AutoCloseable {
     private void launch(Node node, List<String> extra) throws IOException {
         List<String> command = new ArrayList<>(List.of(MARIADBD, "--defaults-file=" + node.config().getAbsolutePath()));
         command.addAll(extra);
-        File log = new File(LOGS, "galera-" + name + "-node" + node.index + "-" + (++node.starts) + ".log");
+        File log = log(node, Integer.toString(++node.starts));
         node.process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log).start();
     }
 
     /** The node's last committed position as InnoDB holds it, or null when recovery could not tell. */
     private String recoverPosition(Node node) throws IOException, InterruptedException {
-        File log = new File(LOGS, "galera-" + name + "-node" + node.index + "-recover-" + (node.starts + 1) + ".log");
+        File log = log(node, "recover-" + (node.starts + 1));
         Process recover = new ProcessBuilder(MARIADBD, "--defaults-file=" + node.config().getAbsolutePath(),
                 "--wsrep-recover").redirectErrorStream(true).redirectOutput(log).start();
-        if (!recover.waitFor(INSTALL_BOUND.toSeconds(), TimeUnit.SECONDS)) {
+        if (!recover.waitFor(RECOVER_BOUND.toSeconds(), TimeUnit.SECONDS)) {
             recover.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             return null;
         }
@@ -444,7 +461,7 @@ public final class GaleraCluster implements AutoCloseable {
     /** Until the node is Synced and sees a cluster of {@code size}; fails naming its log. */
     private void awaitSynced(Node node, int size) {
         String what = node.label() + " of " + name + " to be Synced in a cluster of " + size + " (see "
-                + LOGS.getPath() + "/galera-" + name + "-node" + node.index + "-" + node.starts + ".log)";
+                + ServerLogs.DIR.getPath() + "/galera-" + name + "-node" + node.index + "-" + node.starts + ".log)";
         Await.until(what, SYNC_BOUND, () -> {
             if (!node.process.isAlive()) {
                 throw new AssertionError(node.label() + " exited with " + node.process.exitValue() + " while waiting for "
