@@ -284,6 +284,11 @@ public final class GaleraCluster implements AutoCloseable {
         }
     }
 
+    /** Deletes the nodes' files; not their logs. */
+    void deleteFiles() throws IOException {
+        deleteRecursively(base.toPath());
+    }
+
     /** Kills every node; the data directories and logs stay for a look after a failure. */
     @Override
     public void close() {
