@@ -6,7 +6,9 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -24,7 +26,8 @@ import java.util.stream.Stream;
 
 /**
  * A three-node MariaDB Galera cluster of the test's own on loopback, never the shared server: each node a
- * {@code mariadbd} with its own data directory under {@code target/galera/<name>/node<i>}, its own ports
+ * {@code mariadbd} with its own data directory under {@code target/galera/<name>/node<i>} (see
+ * {@link #freshBase} for a checkout the server's user cannot enter), its own ports
  * for SQL, group communication (gcomm), incremental (IST) and full state transfer (SST, by rsync), and
  * its logs under {@code target/it-logs} ({@link ServerLogs}, printed when a start or a test fails). Node 1
  * bootstraps the cluster, nodes 2 and 3 join it by SST;
@@ -47,6 +50,7 @@ public final class GaleraCluster implements AutoCloseable {
     private static final String INSTALL_DB = "/usr/bin/mariadb-install-db";
     private static final String PROVIDER = "/usr/lib/galera/libgalera_smm.so";
     private static final String RSYNC = "/usr/bin/rsync";
+    private static final String RUNUSER = "/usr/sbin/runuser";
     /** Bootstrap is under a second; a join by SST a few, longer on a machine busy with other builds. */
     private static final Duration SYNC_BOUND = Duration.ofSeconds(90);
     /** A recovery reads InnoDB's redo log and stops: seconds, like an install. */
@@ -54,7 +58,9 @@ public final class GaleraCluster implements AutoCloseable {
     private static final Pattern RECOVERED = Pattern.compile("WSREP: Recovered position: *(\\S+:-?\\d+)");
 
     private final String name;
-    private final File base;
+    /** The build directory of the checkout, {@code target}, under which the cluster's files are found. */
+    private final File build;
+    private File base;
     private final List<Node> nodes = new ArrayList<>();
     private final List<String> options = new ArrayList<>();
     /** Every log this cluster's processes wrote, oldest first. */
@@ -93,14 +99,19 @@ public final class GaleraCluster implements AutoCloseable {
         }
     }
 
-    private GaleraCluster(String name) {
+    private GaleraCluster(String name, File build) {
         this.name = name;
-        this.base = new File("target/galera/" + name);
+        this.build = build.getAbsoluteFile();
     }
 
     /** A cluster whose directories and logs are named after {@code name}; not started yet. */
     public static GaleraCluster named(String name) {
-        return new GaleraCluster(name);
+        return new GaleraCluster(name, new File("target"));
+    }
+
+    /** A cluster whose files are found under {@code build}/galera rather than this checkout's target/galera. */
+    static GaleraCluster under(File build, String name) {
+        return new GaleraCluster(name, build);
     }
 
     /**
@@ -144,7 +155,7 @@ public final class GaleraCluster implements AutoCloseable {
 
     /** Three fresh data directories, each with its configuration and system tables; nothing started. */
     void installNodes() throws IOException, InterruptedException {
-        deleteRecursively(base.toPath());
+        base = freshBase();
         for (int i = 1; i <= NODES; i++) {
             nodes.add(new Node(i, new File(base, "node" + i)));
         }
@@ -284,9 +295,12 @@ public final class GaleraCluster implements AutoCloseable {
         }
     }
 
-    /** Deletes the nodes' files; not their logs. */
+    /** Deletes the nodes' files, and the link to them if they are not under the build directory; not the logs. */
     void deleteFiles() throws IOException {
-        deleteRecursively(base.toPath());
+        deleteRecursively(new File(new File(build, "galera"), name).toPath());
+        if (base != null) {
+            deleteRecursively(base.toPath());
+        }
     }
 
     /** Kills every node; the data directories and logs stay for a look after a failure. */
@@ -375,13 +389,46 @@ public final class GaleraCluster implements AutoCloseable {
         return nodes.get(index - 1);
     }
 
+    /**
+     * An empty directory for the nodes' files, which the server's user can enter: {@code target/galera/<name>}
+     * when it can enter {@code target/galera}; else (a checkout it cannot enter: under /root, in a
+     * {@code mktemp -d} directory, or made under umask 077) one under the system's temporary directory,
+     * named after the checkout, to which {@code target/galera/<name>} is a link. Its logs stay in
+     * {@link ServerLogs#DIR} either way: the test's process writes them.
+     */
+    private File freshBase() throws IOException, InterruptedException {
+        File galera = new File(build, "galera");
+        Files.createDirectories(galera.toPath());
+        openToServerUser(galera);
+        File inTarget = new File(galera, name);
+        deleteRecursively(inTarget.toPath()); // an earlier run's link goes, not what it points to
+        File fresh = inTarget;
+        if (!serverUserCanEnter(galera)) {
+            File outside = new File(System.getProperty("java.io.tmpdir"),
+                    "payonce-galera-" + Integer.toHexString(galera.getPath().hashCode()));
+            Files.createDirectories(outside.toPath());
+            openToServerUser(outside);
+            if (!serverUserCanEnter(outside)) {
+                throw new IllegalStateException(serverUser() + " can enter neither " + galera + " nor " + outside
+                        + ", where the nodes' data directories would be");
+            }
+            fresh = new File(outside, name);
+            deleteRecursively(fresh.toPath());
+            Files.createSymbolicLink(inTarget.toPath(), fresh.toPath());
+        }
+        Files.createDirectories(fresh.toPath());
+        openToServerUser(fresh);
+        return fresh;
+    }
+
     /** The node's configuration file and a fresh data directory with the system tables, its own user's. */
     private void install(Node node) throws IOException, InterruptedException {
         Files.createDirectories(node.dir.toPath());
         Files.writeString(node.config().toPath(), config(node), StandardCharsets.UTF_8);
         File tmp = new File(node.dir, "install-tmp");
         Files.createDirectories(tmp.toPath());
-        chown(tmp);
+        // its SST script reads the configuration as that user, whatever the umask made of its mode
+        chown(node.dir);
         // without the node's options: the bootstrap it runs must not load the provider
         MariaDbInstall.start(node.label() + " of " + name, node.data(), tmp, serverUser(), log(node, "install"),
                 List.of()).await();
@@ -491,6 +538,25 @@ public final class GaleraCluster implements AutoCloseable {
         return "root".equals(System.getProperty("user.name")) ? "mysql" : System.getProperty("user.name");
     }
 
+    /** Whether the server's user can enter {@code dir}: every directory on its path lets it search. */
+    private static boolean serverUserCanEnter(File dir) throws IOException, InterruptedException {
+        if (!"root".equals(System.getProperty("user.name"))) {
+            return true; // the server runs as whoever runs the tests, who got here
+        }
+        Process test = new ProcessBuilder(RUNUSER, "-u", serverUser(), "--", "test", "-x", dir.getAbsolutePath())
+                .redirectErrorStream(true).start();
+        if (!test.waitFor(30, TimeUnit.SECONDS)) {
+            test.destroyForcibly();
+            throw new IOException(RUNUSER + " -u " + serverUser() + " test -x " + dir + " did not end");
+        }
+        return test.exitValue() == 0;
+    }
+
+    /** rwxr-xr-x on a directory of this class's own, which a umask such as 077 would have closed. */
+    private static void openToServerUser(File dir) throws IOException {
+        Files.setPosixFilePermissions(dir.toPath(), PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+
     private static void chown(File dir) throws IOException, InterruptedException {
         if (!"root".equals(System.getProperty("user.name"))) {
             return;
@@ -504,7 +570,7 @@ public final class GaleraCluster implements AutoCloseable {
     }
 
     private static void deleteRecursively(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
+        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
         try (Stream<Path> paths = Files.walk(dir)) {
