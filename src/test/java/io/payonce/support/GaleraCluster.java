@@ -2,8 +2,6 @@ package io.payonce.support;
 
 import java.io.File;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -80,10 +78,10 @@ public final class GaleraCluster implements AutoCloseable {
         Node(int index, File dir) throws IOException {
             this.index = index;
             this.dir = dir;
-            this.sqlPort = freePort();
-            this.gcommPort = freePort();
-            this.istPort = freePort();
-            this.sstPort = freePort();
+            this.sqlPort = LoopbackPorts.take();
+            this.gcommPort = LoopbackPorts.take();
+            this.istPort = LoopbackPorts.take();
+            this.sstPort = LoopbackPorts.take();
         }
 
         File config() {
@@ -577,12 +575,6 @@ public final class GaleraCluster implements AutoCloseable {
             for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
                 Files.delete(path);
             }
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
         }
     }
 }

@@ -52,8 +52,8 @@ public final class ReplicatedMariaDb implements AutoCloseable {
     private ReplicatedMariaDb(String name, String database) throws IOException {
         this.dir = new File("target/replicated-mariadb/" + name).getAbsoluteFile();
         this.database = database;
-        this.primary = new Server("primary", 1, AppProcess.freePort());
-        this.replica = new Server("replica", 2, AppProcess.freePort());
+        this.primary = new Server("primary", 1, LoopbackPorts.take());
+        this.replica = new Server("replica", 2, LoopbackPorts.take());
         // should the test JVM end without close(), the servers end with it
         this.orphanGuard = new Thread(() -> {
             primary.destroy();
