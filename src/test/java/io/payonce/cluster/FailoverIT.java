@@ -35,6 +35,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import io.payonce.support.Answer;
 import io.payonce.support.AppProcess;
@@ -47,6 +48,7 @@ import io.payonce.support.PayRequest;
 import io.payonce.support.ReplicatedMariaDb;
 import io.payonce.support.ReplicatedMariaDb.Promotion;
 import io.payonce.support.ReplicatedMariaDb.SemiSync;
+import io.payonce.support.ServerLogs;
 import io.payonce.support.TcpProxy;
 import io.payonce.support.ThrowawayRedis;
 
@@ -65,6 +67,7 @@ import io.payonce.support.ThrowawayRedis;
  * the setup is what PayOnce requires: without {@code AFTER_SYNC} other sessions see a commit the
  * replica does not have, and a semi-sync timeout turns into an acknowledged commit the promotion loses.
  */
+@ExtendWith(ServerLogs.OnFailure.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(OrderAnnotation.class)
 class FailoverIT {

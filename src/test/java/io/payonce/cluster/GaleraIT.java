@@ -27,6 +27,7 @@ import org.junit.jupiter.api.MethodOrderer.OrderAnnotation;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import io.payonce.support.Answer;
 import io.payonce.support.AppProcess;
@@ -36,6 +37,7 @@ import io.payonce.support.EachRequest;
 import io.payonce.support.GaleraCluster;
 import io.payonce.support.PayClient;
 import io.payonce.support.PayRequest;
+import io.payonce.support.ServerLogs;
 import io.payonce.support.ThrowawayRedis;
 
 /**
@@ -51,6 +53,7 @@ import io.payonce.support.ThrowawayRedis;
  * <p>The channel is the sandbox of a third instance on the shared MariaDB, in a database of its own, so
  * the ledger that counts charges never lives on a node that dies.
  */
+@ExtendWith(ServerLogs.OnFailure.class)
 @TestMethodOrder(OrderAnnotation.class)
 class GaleraIT {
 

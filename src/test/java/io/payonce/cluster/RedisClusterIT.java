@@ -23,6 +23,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.function.Executable;
 
 import io.payonce.support.Answer;
@@ -33,6 +34,7 @@ import io.payonce.support.PayClient;
 import io.payonce.support.PayClient.Books;
 import io.payonce.support.PayRequest;
 import io.payonce.support.RedisCluster;
+import io.payonce.support.ServerLogs;
 import io.restassured.path.json.JsonPath;
 
 /**
@@ -43,6 +45,7 @@ import io.restassured.path.json.JsonPath;
  * outcome, and once its replica has taken over, replays come from Redis again. Meanwhile the other
  * masters' answers are still replayed from Redis: only the dead master's keys take the MySQL path.
  */
+@ExtendWith(ServerLogs.OnFailure.class)
 class RedisClusterIT {
 
     private static final String MERCHANT = "merchant_rcluster";

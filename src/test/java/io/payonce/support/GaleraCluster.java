@@ -2,11 +2,11 @@ package io.payonce.support;
 
 import java.io.File;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -24,9 +24,11 @@ import java.util.stream.Stream;
 
 /**
  * A three-node MariaDB Galera cluster of the test's own on loopback, never the shared server: each node a
- * {@code mariadbd} with its own data directory under {@code target/galera/<name>/node<i>}, its own ports
+ * {@code mariadbd} with its own data directory under {@code target/galera/<name>/node<i>} (see
+ * {@link #freshBase} for a checkout the server's user cannot enter), its own ports
  * for SQL, group communication (gcomm), incremental (IST) and full state transfer (SST, by rsync), and
- * its log under {@code target/it-logs}. Node 1 bootstraps the cluster, nodes 2 and 3 join it by SST;
+ * its logs under {@code target/it-logs} ({@link ServerLogs}, printed when a start or a test fails). Node 1
+ * bootstraps the cluster, nodes 2 and 3 join it by SST;
  * {@link #start} returns once all three are {@code Synced} in a cluster of three, with the database
  * {@link #DATABASE} created. A node can be killed ({@code kill -9}) and started again, as a supervisor
  * would: its position recovered from InnoDB first ({@code --wsrep-recover}), so it catches up by IST.
@@ -46,16 +48,21 @@ public final class GaleraCluster implements AutoCloseable {
     private static final String INSTALL_DB = "/usr/bin/mariadb-install-db";
     private static final String PROVIDER = "/usr/lib/galera/libgalera_smm.so";
     private static final String RSYNC = "/usr/bin/rsync";
-    private static final File LOGS = new File("target/it-logs");
+    private static final String RUNUSER = "/usr/sbin/runuser";
     /** Bootstrap is under a second; a join by SST a few, longer on a machine busy with other builds. */
     private static final Duration SYNC_BOUND = Duration.ofSeconds(90);
-    private static final Duration INSTALL_BOUND = Duration.ofSeconds(60);
+    /** A recovery reads InnoDB's redo log and stops: seconds, like an install. */
+    private static final Duration RECOVER_BOUND = MariaDbInstall.BOUND;
     private static final Pattern RECOVERED = Pattern.compile("WSREP: Recovered position: *(\\S+:-?\\d+)");
 
     private final String name;
-    private final File base;
+    /** The build directory of the checkout, {@code target}, under which the cluster's files are found. */
+    private final File build;
+    private File base;
     private final List<Node> nodes = new ArrayList<>();
     private final List<String> options = new ArrayList<>();
+    /** Every log this cluster's processes wrote, oldest first. */
+    private final List<File> logs = new ArrayList<>();
     private final Thread killAll = new Thread(this::killEveryNode, "galera-kill-all");
 
     private static final class Node {
@@ -71,10 +78,10 @@ public final class GaleraCluster implements AutoCloseable {
         Node(int index, File dir) throws IOException {
             this.index = index;
             this.dir = dir;
-            this.sqlPort = freePort();
-            this.gcommPort = freePort();
-            this.istPort = freePort();
-            this.sstPort = freePort();
+            this.sqlPort = LoopbackPorts.take();
+            this.gcommPort = LoopbackPorts.take();
+            this.istPort = LoopbackPorts.take();
+            this.sstPort = LoopbackPorts.take();
         }
 
         File config() {
@@ -90,14 +97,19 @@ public final class GaleraCluster implements AutoCloseable {
         }
     }
 
-    private GaleraCluster(String name) {
+    private GaleraCluster(String name, File build) {
         this.name = name;
-        this.base = new File("target/galera/" + name);
+        this.build = build.getAbsoluteFile();
     }
 
     /** A cluster whose directories and logs are named after {@code name}; not started yet. */
     public static GaleraCluster named(String name) {
-        return new GaleraCluster(name);
+        return new GaleraCluster(name, new File("target"));
+    }
+
+    /** A cluster whose files are found under {@code build}/galera rather than this checkout's target/galera. */
+    static GaleraCluster under(File build, String name) {
+        return new GaleraCluster(name, build);
     }
 
     /**
@@ -129,14 +141,28 @@ public final class GaleraCluster implements AutoCloseable {
     public Duration start() throws IOException, InterruptedException, SQLException {
         long started = System.nanoTime();
         Runtime.getRuntime().addShutdownHook(killAll);
-        deleteRecursively(base.toPath());
-        LOGS.mkdirs();
+        try {
+            installNodes();
+            bootstrapAndJoin();
+        } catch (IOException | InterruptedException | SQLException | RuntimeException | Error e) {
+            ServerLogs.print("the Galera cluster " + name + " did not start: " + e, logs);
+            throw e;
+        }
+        return Duration.ofNanos(System.nanoTime() - started);
+    }
+
+    /** Three fresh data directories, each with its configuration and system tables; nothing started. */
+    void installNodes() throws IOException, InterruptedException {
+        base = freshBase();
         for (int i = 1; i <= NODES; i++) {
             nodes.add(new Node(i, new File(base, "node" + i)));
         }
         for (Node node : nodes) {
             install(node);
         }
+    }
+
+    private void bootstrapAndJoin() throws IOException, InterruptedException, SQLException {
         launch(node(1), List.of("--wsrep-new-cluster"));
         awaitSynced(node(1), 1);
         // the joiners are given their state one after the other by node 1; started together, they queue for it
@@ -149,7 +175,6 @@ public final class GaleraCluster implements AutoCloseable {
             // replicated in total order: every node creates it before it applies anything written after it
             s.execute("CREATE DATABASE " + DATABASE);
         }
-        return Duration.ofNanos(System.nanoTime() - started);
     }
 
     public int port(int node) {
@@ -268,6 +293,14 @@ public final class GaleraCluster implements AutoCloseable {
         }
     }
 
+    /** Deletes the nodes' files, and the link to them if they are not under the build directory; not the logs. */
+    void deleteFiles() throws IOException {
+        deleteRecursively(new File(new File(build, "galera"), name).toPath());
+        if (base != null) {
+            deleteRecursively(base.toPath());
+        }
+    }
+
     /** Kills every node; the data directories and logs stay for a look after a failure. */
     @Override
     public void close() {
@@ -354,25 +387,59 @@ public final class GaleraCluster implements AutoCloseable {
         return nodes.get(index - 1);
     }
 
-    /** The node's configuration file and a fresh, empty data directory that its own user owns. */
+    /**
+     * An empty directory for the nodes' files, which the server's user can enter: {@code target/galera/<name>}
+     * when it can enter {@code target/galera}; else (a checkout it cannot enter: under /root, in a
+     * {@code mktemp -d} directory, or made under umask 077) one under the system's temporary directory,
+     * named after the checkout, to which {@code target/galera/<name>} is a link. Its logs stay in
+     * {@link ServerLogs#DIR} either way: the test's process writes them.
+     */
+    private File freshBase() throws IOException, InterruptedException {
+        File galera = new File(build, "galera");
+        Files.createDirectories(galera.toPath());
+        openToServerUser(galera);
+        File inTarget = new File(galera, name);
+        deleteRecursively(inTarget.toPath()); // an earlier run's link goes, not what it points to
+        File fresh = inTarget;
+        if (!serverUserCanEnter(galera)) {
+            File outside = new File(System.getProperty("java.io.tmpdir"),
+                    "payonce-galera-" + Integer.toHexString(galera.getPath().hashCode()));
+            Files.createDirectories(outside.toPath());
+            openToServerUser(outside);
+            if (!serverUserCanEnter(outside)) {
+                throw new IllegalStateException(serverUser() + " can enter neither " + galera + " nor " + outside
+                        + ", where the nodes' data directories would be");
+            }
+            fresh = new File(outside, name);
+            deleteRecursively(fresh.toPath());
+            Files.createSymbolicLink(inTarget.toPath(), fresh.toPath());
+        }
+        Files.createDirectories(fresh.toPath());
+        openToServerUser(fresh);
+        return fresh;
+    }
+
+    /** The node's configuration file and a fresh data directory with the system tables, its own user's. */
     private void install(Node node) throws IOException, InterruptedException {
         Files.createDirectories(node.dir.toPath());
         Files.writeString(node.config().toPath(), config(node), StandardCharsets.UTF_8);
-        File log = new File(LOGS, "galera-" + name + "-node" + node.index + "-install.log");
         File tmp = new File(node.dir, "install-tmp");
         Files.createDirectories(tmp.toPath());
-        chown(tmp);
-        // without the node's options: the bootstrap it runs must not load the provider; its own temporary
-        // directory, as installs sharing /tmp with another one failed now and then ("Old key file")
-        Process install = new ProcessBuilder(INSTALL_DB, "--no-defaults", "--datadir=" + node.data().getAbsolutePath(),
-                "--tmpdir=" + tmp.getAbsolutePath(),
-                "--user=" + serverUser(), "--auth-root-authentication-method=normal", "--skip-test-db")
-                .redirectErrorStream(true).redirectOutput(log).start();
-        if (!install.waitFor(INSTALL_BOUND.toSeconds(), TimeUnit.SECONDS) || install.exitValue() != 0) {
-            install.destroyForcibly();
-            throw new AssertionError("mariadb-install-db failed for " + node.label() + "; see " + log);
-        }
+        // its SST script reads the configuration as that user, whatever the umask made of its mode
         chown(node.dir);
+        // without the node's options: the bootstrap it runs must not load the provider
+        MariaDbInstall.start(node.label() + " of " + name, node.data(), tmp, serverUser(), log(node, "install"),
+                List.of()).await();
+        chown(node.dir);
+    }
+
+    /** A log of the node's, {@code galera-<name>-node<i>-<what>.log} in {@link ServerLogs#DIR}, registered. */
+    private File log(Node node, String what) {
+        File log = ServerLogs.named("galera-" + name + "-node" + node.index + "-" + what + ".log");
+        synchronized (logs) {
+            logs.add(log);
+        }
+        return log;
     }
 
     /**
@@ -420,16 +487,16 @@ public final class GaleraCluster implements AutoCloseable {
     private void launch(Node node, List<String> extra) throws IOException {
         List<String> command = new ArrayList<>(List.of(MARIADBD, "--defaults-file=" + node.config().getAbsolutePath()));
         command.addAll(extra);
-        File log = new File(LOGS, "galera-" + name + "-node" + node.index + "-" + (++node.starts) + ".log");
+        File log = log(node, Integer.toString(++node.starts));
         node.process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log).start();
     }
 
     /** The node's last committed position as InnoDB holds it, or null when recovery could not tell. */
     private String recoverPosition(Node node) throws IOException, InterruptedException {
-        File log = new File(LOGS, "galera-" + name + "-node" + node.index + "-recover-" + (node.starts + 1) + ".log");
+        File log = log(node, "recover-" + (node.starts + 1));
         Process recover = new ProcessBuilder(MARIADBD, "--defaults-file=" + node.config().getAbsolutePath(),
                 "--wsrep-recover").redirectErrorStream(true).redirectOutput(log).start();
-        if (!recover.waitFor(INSTALL_BOUND.toSeconds(), TimeUnit.SECONDS)) {
+        if (!recover.waitFor(RECOVER_BOUND.toSeconds(), TimeUnit.SECONDS)) {
             recover.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             return null;
         }
@@ -444,7 +511,7 @@ public final class GaleraCluster implements AutoCloseable {
     /** Until the node is Synced and sees a cluster of {@code size}; fails naming its log. */
     private void awaitSynced(Node node, int size) {
         String what = node.label() + " of " + name + " to be Synced in a cluster of " + size + " (see "
-                + LOGS.getPath() + "/galera-" + name + "-node" + node.index + "-" + node.starts + ".log)";
+                + ServerLogs.DIR.getPath() + "/galera-" + name + "-node" + node.index + "-" + node.starts + ".log)";
         Await.until(what, SYNC_BOUND, () -> {
             if (!node.process.isAlive()) {
                 throw new AssertionError(node.label() + " exited with " + node.process.exitValue() + " while waiting for "
@@ -469,6 +536,25 @@ public final class GaleraCluster implements AutoCloseable {
         return "root".equals(System.getProperty("user.name")) ? "mysql" : System.getProperty("user.name");
     }
 
+    /** Whether the server's user can enter {@code dir}: every directory on its path lets it search. */
+    private static boolean serverUserCanEnter(File dir) throws IOException, InterruptedException {
+        if (!"root".equals(System.getProperty("user.name"))) {
+            return true; // the server runs as whoever runs the tests, who got here
+        }
+        Process test = new ProcessBuilder(RUNUSER, "-u", serverUser(), "--", "test", "-x", dir.getAbsolutePath())
+                .redirectErrorStream(true).start();
+        if (!test.waitFor(30, TimeUnit.SECONDS)) {
+            test.destroyForcibly();
+            throw new IOException(RUNUSER + " -u " + serverUser() + " test -x " + dir + " did not end");
+        }
+        return test.exitValue() == 0;
+    }
+
+    /** rwxr-xr-x on a directory of this class's own, which a umask such as 077 would have closed. */
+    private static void openToServerUser(File dir) throws IOException {
+        Files.setPosixFilePermissions(dir.toPath(), PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+
     private static void chown(File dir) throws IOException, InterruptedException {
         if (!"root".equals(System.getProperty("user.name"))) {
             return;
@@ -482,19 +568,13 @@ public final class GaleraCluster implements AutoCloseable {
     }
 
     private static void deleteRecursively(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
+        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
         try (Stream<Path> paths = Files.walk(dir)) {
             for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
                 Files.delete(path);
             }
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
         }
     }
 }

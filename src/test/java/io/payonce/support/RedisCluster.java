@@ -16,9 +16,11 @@ import java.util.stream.Collectors;
 /**
  * A Redis Cluster of the test's own (never the shared Redis on 6379): three masters with a replica each,
  * Debian's {@code redis-server} on free loopback ports, its files under a directory of its own in
- * {@code target/}, nothing saved to disk. A master can be killed ({@code SIGKILL}) and its replica's
- * promotion awaited, hung ({@code SIGSTOP}) and resumed, or replaced by its replica while it stays up; a slot can be moved to another master in two
- * steps, to look at the cluster in the middle of a resharding. {@link #close()}, or the JVM's exit if a test never gets there, kills every node.
+ * {@code target/}, nothing saved to disk, each node's log there too ({@link ServerLogs}, printed when a start
+ * or a test fails). A master can be killed ({@code SIGKILL}) and its replica's promotion awaited, hung
+ * ({@code SIGSTOP}) and resumed, or replaced by its replica while it stays up; a slot can be moved to
+ * another master in two steps, to look at the cluster in the middle of a resharding. {@link #close()}, or
+ * the JVM's exit if a test never gets there, kills every node.
  */
 public final class RedisCluster implements AutoCloseable {
 
@@ -63,6 +65,7 @@ public final class RedisCluster implements AutoCloseable {
             cluster.awaitHealthy(START_BOUND);
             return cluster;
         } catch (IOException | RuntimeException | Error e) {
+            ServerLogs.print("the Redis Cluster in " + dir + " did not start: " + e, cluster.logs());
             cluster.close();
             throw e;
         }
@@ -277,6 +280,14 @@ public final class RedisCluster implements AutoCloseable {
         awaitNodesAnswer();
     }
 
+    private File log(int port) {
+        return new File(new File(dir, "node-" + port), "redis.log");
+    }
+
+    private List<File> logs() {
+        return nodes.keySet().stream().map(this::log).toList();
+    }
+
     private void startNode(int port, int busPort) throws IOException {
         File nodeDir = new File(dir, "node-" + port);
         nodeDir.mkdirs();
@@ -286,7 +297,7 @@ public final class RedisCluster implements AutoCloseable {
                 "--cluster-node-timeout", Integer.toString(NODE_TIMEOUT_MS),
                 "--dir", nodeDir.getAbsolutePath(), "--save", "", "--appendonly", "no")
                 .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(new File(nodeDir, "redis.log")))
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(ServerLogs.register(log(port))))
                 .start();
         nodes.put(port, new Node(port, busPort, process));
     }

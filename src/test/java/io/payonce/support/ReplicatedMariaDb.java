@@ -26,18 +26,17 @@ import java.util.stream.Stream;
  * replication is longer than any test, so no commit goes unacknowledged unnoticed; {@link #semiSync()}
  * shows whether one did. A test kills the primary ({@link #killPrimary()}) and promotes the replica
  * ({@link #promoteReplica()}) as a failover manager would; a {@link TcpProxy} is the one address the
- * application knows, moved to the promoted replica ({@link TcpProxy#pointAt(int)}).
+ * application knows, moved to the promoted replica ({@link TcpProxy#pointAt(int)}). The servers' logs stay
+ * under {@code target/replicated-mariadb/<name>} ({@link ServerLogs}, printed when a start or a test fails).
  */
 public final class ReplicatedMariaDb implements AutoCloseable {
 
     private static final String MARIADBD = "/usr/sbin/mariadbd";
-    private static final String INSTALL_DB = "/usr/bin/mariadb-install-db";
     /**
      * Far beyond a test's life: a commit the replica does not acknowledge blocks rather than quietly
      * becoming asynchronous. A test that means to show the fallback shortens it.
      */
     public static final Duration SEMI_SYNC_TIMEOUT = Duration.ofMinutes(10);
-    private static final Duration INSTALL_BOUND = Duration.ofSeconds(60);
     private static final Duration START_BOUND = Duration.ofSeconds(60);
     /** How long a promotion waits for the replica to apply what it had received. */
     private static final Duration APPLY_BOUND = Duration.ofSeconds(30);
@@ -53,8 +52,8 @@ public final class ReplicatedMariaDb implements AutoCloseable {
     private ReplicatedMariaDb(String name, String database) throws IOException {
         this.dir = new File("target/replicated-mariadb/" + name).getAbsoluteFile();
         this.database = database;
-        this.primary = new Server("primary", 1, AppProcess.freePort());
-        this.replica = new Server("replica", 2, AppProcess.freePort());
+        this.primary = new Server("primary", 1, LoopbackPorts.take());
+        this.replica = new Server("replica", 2, LoopbackPorts.take());
         // should the test JVM end without close(), the servers end with it
         this.orphanGuard = new Thread(() -> {
             primary.destroy();
@@ -93,23 +92,34 @@ public final class ReplicatedMariaDb implements AutoCloseable {
      * primary and applied on the replica. Returns once the replica acknowledges commits.
      */
     public ReplicatedMariaDb start() throws IOException, InterruptedException, SQLException {
-        deleteRecursively(dir.toPath());
-        dir.mkdirs();
         Runtime.getRuntime().addShutdownHook(orphanGuard);
         try {
+            installBoth();
             startBoth();
             return this;
         } catch (IOException | InterruptedException | SQLException | RuntimeException | AssertionError e) {
+            ServerLogs.print("the primary and replica " + dir.getName() + " did not start: " + e, logs());
             close();
             throw e;
         }
     }
 
+    /** Both data directories, fresh and installed side by side; nothing started. */
+    void installBoth() throws IOException, InterruptedException {
+        deleteRecursively(dir.toPath());
+        dir.mkdirs();
+        MariaDbInstall installPrimary = primary.install();
+        MariaDbInstall installReplica = replica.install();
+        installPrimary.await();
+        installReplica.await();
+    }
+
+    private List<File> logs() {
+        return List.of(primary.installLog(), primary.errorLog(), primary.outLog(), replica.installLog(),
+                replica.errorLog(), replica.outLog());
+    }
+
     private void startBoth() throws IOException, InterruptedException, SQLException {
-        Process installPrimary = primary.install();
-        Process installReplica = replica.install();
-        primary.awaitInstalled(installPrimary);
-        replica.awaitInstalled(installReplica);
 
         primary.start(List.of(
                 "--rpl-semi-sync-master-enabled=ON",
@@ -273,30 +283,22 @@ public final class ReplicatedMariaDb implements AutoCloseable {
         }
 
         File errorLog() {
-            return new File(dir, role + ".err");
+            return ServerLogs.register(new File(dir, role + ".err"));
         }
 
-        Process install() throws IOException {
+        File outLog() {
+            return ServerLogs.register(new File(dir, role + ".out"));
+        }
+
+        File installLog() {
+            return new File(dir, role + "-install.log");
+        }
+
+        MariaDbInstall install() throws IOException {
             File tmp = new File(dir, role + "-tmp");
             tmp.mkdirs();
-            // its own temporary directory: two installs sharing /tmp failed now and then ("Old key file")
-            return new ProcessBuilder(INSTALL_DB, "--no-defaults", "--user=root", "--datadir=" + datadir,
-                    "--tmpdir=" + tmp, "--auth-root-authentication-method=normal", "--skip-test-db",
-                    "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=8M")
-                    .redirectErrorStream(true)
-                    .redirectOutput(new File(dir, role + "-install.log"))
-                    .start();
-        }
-
-        void awaitInstalled(Process install) throws InterruptedException {
-            if (!install.waitFor(INSTALL_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
-                install.destroyForcibly();
-                throw new AssertionError("mariadb-install-db for the " + role + " took over " + INSTALL_BOUND);
-            }
-            if (install.exitValue() != 0) {
-                throw new AssertionError("mariadb-install-db for the " + role + " failed; see "
-                        + new File(dir, role + "-install.log"));
-            }
+            return MariaDbInstall.start("the " + role, datadir, tmp, "root", installLog(),
+                    List.of("--innodb-buffer-pool-size=32M", "--innodb-log-file-size=8M"));
         }
 
         void start(List<String> roleOptions) throws IOException {
@@ -329,7 +331,7 @@ public final class ReplicatedMariaDb implements AutoCloseable {
             command.addAll(roleOptions);
             process = new ProcessBuilder(command)
                     .redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(new File(dir, role + ".out")))
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(outLog()))
                     .start();
         }
 
