@@ -37,7 +37,10 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 @ApplicationScoped
 public class ReplayRoute {
 
-    /** Set on the request when this route found no cached answer, so the pay path does not look again. */
+    /**
+     * Set on the request when this route found nothing cached for its token, so the pay path does not look
+     * again; an interim answer found there is for the pay path's waiting, so it looks.
+     */
     static final String CACHE_MISSED = "payonce.cache-missed";
     private static final String BODY_READ = "payonce.body-read";
 
@@ -92,12 +95,14 @@ public class ReplayRoute {
             return;
         }
         pay.replayCached(cmd).subscribe().with(cached -> {
-            if (cached.isEmpty()) {
-                ctx.put(CACHE_MISSED, Boolean.TRUE);
+            if (cached.replay().isEmpty()) {
+                if (cached.holdsNothing()) {
+                    ctx.put(CACHE_MISSED, Boolean.TRUE);
+                }
                 ctx.next();
                 return;
             }
-            Reply reply = cached.get();
+            Reply reply = cached.replay().get();
             ctx.response().setStatusCode(reply.response().status())
                     .putHeader(HttpHeaders.CONTENT_TYPE, PayResource.mediaType(reply.response().status()))
                     .putHeader(PayResource.REPLAYED, "true")

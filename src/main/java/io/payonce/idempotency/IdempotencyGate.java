@@ -74,15 +74,24 @@ public class IdempotencyGate {
     }
 
     /**
-     * The answer Redis caches for this very request (same token, same fingerprint); empty when it holds no
-     * final one. Never executes anything. Fails as {@link #pass} would for an invalid token or another
-     * request's fingerprint.
+     * What the fast path holds for a copy: the final answer to replay, if any, and whether it holds nothing
+     * at all for the token (not even the first execution's interim 202, which the gate's waiting uses).
      */
-    public Uni<Optional<Reply>> replayCached(String merchantId, String key, String fingerprint) {
+    public record CacheLook(Optional<Reply> replay, boolean holdsNothing) {
+    }
+
+    /**
+     * The answer Redis caches for this very request (same token, same fingerprint), when it is final. Never
+     * executes anything. Fails as {@link #pass} would for an invalid token or another request's fingerprint.
+     */
+    public Uni<CacheLook> replayCached(String merchantId, String key, String fingerprint) {
         return tokens.check(merchantId, key)
                 .flatMap(expiresAt -> redis.cached(merchantId, key))
-                .map(payload -> CachedAnswer.decode(payload).filter(CachedAnswer::isFinal)
-                        .map(cached -> fromCache(cached, fingerprint)));
+                .map(payload -> {
+                    Optional<CachedAnswer> cached = CachedAnswer.decode(payload);
+                    return new CacheLook(cached.filter(CachedAnswer::isFinal).map(c -> fromCache(c, fingerprint)),
+                            cached.isEmpty());
+                });
     }
 
     /**
@@ -99,12 +108,19 @@ public class IdempotencyGate {
         return tokens.check(entrance.merchantId(), entrance.key()).flatMap(expiresAt -> (cacheMissed
                 ? Uni.createFrom().item(Optional.<String>empty())
                 : redis.cached(entrance.merchantId(), entrance.key())).flatMap(payload -> {
-                    Optional<CachedAnswer> cached = CachedAnswer.decode(payload).filter(CachedAnswer::isFinal);
-                    if (cached.isPresent()) {
+                    Optional<CachedAnswer> cached = CachedAnswer.decode(payload);
+                    if (cached.isPresent() && cached.get().isFinal()) {
                         return Uni.createFrom().item(fromCache(cached.get(), entrance.fingerprint()));
                     }
                     TokenClaim claim = new TokenClaim(entrance.key(), entrance.fingerprint(), entrance.businessNo(),
                             expiresAt, true);
+                    if (cached.isPresent()) {
+                        // the first execution answered 202 and runs on: nothing to claim, its answer to wait for
+                        cached.get().responseFor(entrance.fingerprint());
+                        metrics.stopped(Layer.REDIS);
+                        return await(entrance, claim, deadline, CLAIM_TRIES,
+                                tries -> own(entrance, claim, operation, deadline, tries));
+                    }
                     return redis.acquire(entrance.merchantId(), entrance.key()).flatMap(mayClaim -> {
                         if (!mayClaim) {
                             metrics.stopped(Layer.REDIS);

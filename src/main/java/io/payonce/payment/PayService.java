@@ -38,10 +38,10 @@ public class PayService {
     }
 
     /**
-     * The final answer the fast path holds for this very request; empty when it holds none. Never executes
-     * anything; fails as {@link #pay} would for an invalid token or another request's fingerprint.
+     * The final answer the fast path holds for this very request, if any. Never executes anything; fails as
+     * {@link #pay} would for an invalid token or another request's fingerprint.
      */
-    public Uni<Optional<Reply>> replayCached(PayCommand cmd) {
+    public Uni<IdempotencyGate.CacheLook> replayCached(PayCommand cmd) {
         return gate.replayCached(cmd.merchantId(), cmd.token(), cmd.fingerprint());
     }
 

@@ -319,6 +319,47 @@ class DatabaseStallIT {
                 () -> assertTrue(retry.isReplay(), () -> "a replay: " + retry));
     }
 
+    /**
+     * The owner answered 202 (its charge outlasted the channel timeout), and then MySQL stops answering:
+     * a duplicate arriving now cannot read the token's row, yet the first execution's answer so far is
+     * known (the owner handed its 202 over to Redis), so it answers that 202 by its bound, never a 409 that
+     * hides it nor a 503 that would say nothing will be charged.
+     */
+    @Test
+    @Order(4)
+    void databaseBlackHoledAfterTheOwnersAccepted202_duplicatesAnswerThat202ByTheirBound() throws Exception {
+        int waitSeconds = 2;
+        long duplicateBoundMs = waitSeconds * 1000L + 2500;
+        PayRequest request = client.newRequest();
+        channel.sandbox("ok", CHANNEL_TIMEOUT.toMillis() + 1_500, 1);
+        Answer first = client.pay(request);
+        assertEquals(202, first.status(), () -> "the owner's outcome is unknown: " + first);
+
+        // when: MySQL stops answering, and copies of the request arrive
+        database.hang();
+        List<Answer> answers;
+        try {
+            List<CompletableFuture<Answer>> copies = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                copies.add(CompletableFuture.supplyAsync(
+                        () -> client.payPreferringWait(request, waitSeconds, Duration.ofSeconds(30)), senders));
+            }
+            answers = copies.stream().map(CompletableFuture::join).toList();
+        } finally {
+            database.restore();
+        }
+        Books settled = awaitSettled(request);
+
+        // then
+        assertAll("duplicates during the hang: " + answers,
+                () -> assertAll(answers.stream().map(answer -> (Executable) () -> {
+                    assertTrue(answer.elapsedMs() < duplicateBoundMs, () -> "by the wait bound plus a second: " + answer);
+                    assertTrue(isOwnersProcessing(answer, first), () -> "the owner's own 202: " + answer);
+                })),
+                () -> assertEquals(1, settled.charges(), settled::toString),
+                () -> assertEquals("PAID", settled.orderStatus(), settled::toString));
+    }
+
     private static boolean isFinal(Answer answer) {
         return answer.answered() && answer.status() != 202 && !answer.isRetryable();
     }
