@@ -35,8 +35,6 @@ public class Waits {
     private static final Duration MAX_POLL = Duration.ofMillis(250);
     /** With pub/sub the wake-up comes first; polling is only a safety net. */
     private static final Duration MAX_POLL_LISTENING = Duration.ofSeconds(1);
-    /** However the database behaves, a wait ends this soon after its deadline. */
-    private static final Duration PAST_DEADLINE = Duration.ofMillis(500);
 
     private final TokenRepository tokens;
     private final RedisFastPath redis;
@@ -80,15 +78,15 @@ public class Waits {
      */
     public Uni<Waited> await(String merchantId, String token, String fingerprint, Instant deadline) {
         Timer.Sample sample = Timer.start(meters);
-        Duration bound = Duration.between(UtcTime.now(), deadline).plus(PAST_DEADLINE);
+        Duration left = Duration.between(UtcTime.now(), deadline);
         Waiter waiter = new Waiter(fingerprint, new CompletableFuture<>());
         Key key = new Key(merchantId, token);
         Watch watch = join(key, waiter);
         waiting.incrementAndGet();
         return Uni.createFrom().completionStage(waiter.answer())
-                // a database that stops answering without closing the connection holds a look for up to the
-                // database timeout: the wait still ends by its deadline, as one still running
-                .ifNoItem().after(bound.isNegative() ? PAST_DEADLINE : bound)
+                // the wait ends at its deadline with what the watch last saw, however the database behaves: a
+                // look the database holds up (for up to its timeout) answers nobody late
+                .ifNoItem().after(left.isNegative() || left.isZero() ? Duration.ofMillis(1) : left)
                 .recoverWithItem(() -> new Waited(new TokenFinding.Running(watch.interim), "deadline"))
                 .onTermination().invoke(() -> {
                     waiting.decrementAndGet();
