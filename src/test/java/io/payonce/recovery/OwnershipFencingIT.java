@@ -74,6 +74,20 @@ class OwnershipFencingIT {
         sandbox.start().awaitReady();
     }
 
+    /**
+     * One instance that pays and reconciles, its database behind {@link #ownersDatabase}, charging at the
+     * sandbox, which charges at once; answers a client of it.
+     */
+    private PayClient ownerBehindTheProxy(String name) throws Exception {
+        startSandbox();
+        ownersDatabase = new MysqlProxy(3306);
+        owner = instance(name, sandbox.sandboxUrl(), true)
+                .env("QUARKUS_DATASOURCE_REACTIVE_URL", databaseThrough(ownersDatabase));
+        owner.start().awaitReady();
+        new PayClient(sandbox, MERCHANT).sandbox("ok", 0, 0);
+        return new PayClient(owner, MERCHANT);
+    }
+
     private static String databaseThrough(MysqlProxy proxy) {
         return "mysql://127.0.0.1:" + proxy.port() + "/test";
     }
@@ -141,14 +155,7 @@ class OwnershipFencingIT {
      */
     @Test
     void openingCommitReachingTheServerLate_isNeverAnswered503AndThenCharged() throws Exception {
-        startSandbox();
-        ownersDatabase = new MysqlProxy(3306);
-        owner = instance("fencing-late-commit", sandbox.sandboxUrl(), true)
-                .env("QUARKUS_DATASOURCE_REACTIVE_URL", databaseThrough(ownersDatabase));
-        owner.start().awaitReady();
-        PayClient client = new PayClient(owner, MERCHANT);
-        PayClient channel = new PayClient(sandbox, MERCHANT);
-        channel.sandbox("ok", 0, 0);
+        PayClient client = ownerBehindTheProxy("fencing-late-commit");
         PayRequest request = client.newRequest();
         ownersDatabase.holdNextCommit(Duration.ofMillis(3_500));
 
@@ -181,13 +188,7 @@ class OwnershipFencingIT {
      */
     @Test
     void openingCommitAnsweredLate_isResolvedAsCommitted_andPaidOnce() throws Exception {
-        startSandbox();
-        ownersDatabase = new MysqlProxy(3306);
-        owner = instance("fencing-late-answer", sandbox.sandboxUrl(), true)
-                .env("QUARKUS_DATASOURCE_REACTIVE_URL", databaseThrough(ownersDatabase));
-        owner.start().awaitReady();
-        PayClient client = new PayClient(owner, MERCHANT);
-        new PayClient(sandbox, MERCHANT).sandbox("ok", 0, 0);
+        PayClient client = ownerBehindTheProxy("fencing-late-answer");
         PayRequest request = client.newRequest();
         ownersDatabase.holdNextCommitAnswer(Duration.ofMillis(3_500));
 
