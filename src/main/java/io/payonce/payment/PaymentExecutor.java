@@ -207,11 +207,19 @@ public class PaymentExecutor {
     public Uni<Resumed> resume(Payment payment, boolean overdue, Duration claimLease, Duration backoff) {
         Held held = new Held(payment, payment.epoch(), false, Optional.empty(), Optional.empty(), System.nanoTime(),
                 claimLease, backoff);
-        return run(new Query(held, overdue)).map(end -> switch (end) {
-            case Settled settled -> new Resumed.Settled(settled.settled(), settled.word());
-            case Postponed postponed -> new Resumed.Postponed(postponed.word());
-            case Answer answer -> throw new IllegalStateException("a take-over answered " + payment.requestNo());
-        });
+        return run(new Query(held, overdue))
+                // a phase that failed (the database, mostly) leaves the payment for a look after the backoff, not
+                // after the whole claim lease
+                .onFailure().recoverWithUni(e -> {
+                    LOG.warnf("reconciling %s failed, looked at again after its backoff: %s", payment.requestNo(),
+                            e.toString());
+                    return run(new Postpone(held, new ChargeResult.Unknown(e.toString())));
+                })
+                .map(end -> switch (end) {
+                    case Settled settled -> new Resumed.Settled(settled.settled(), settled.word());
+                    case Postponed postponed -> new Resumed.Postponed(postponed.word());
+                    case Answer answer -> throw new IllegalStateException("a take-over answered " + payment.requestNo());
+                });
     }
 
     /** Runs the phases from {@code step} on, until one ends the run. */
