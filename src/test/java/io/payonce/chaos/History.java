@@ -155,8 +155,12 @@ final class History {
         orders.add(seen);
     }
 
-    synchronized FaultWindow faultStarted(Fault fault) {
-        FaultWindow window = new FaultWindow(fault, nowMs());
+    FaultWindow faultStarted(Fault fault) {
+        return faultStarted(fault, nowMs());
+    }
+
+    synchronized FaultWindow faultStarted(Fault fault, long atMs) {
+        FaultWindow window = new FaultWindow(fault, atMs);
         faults.add(window);
         return window;
     }
