@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The chaos run (issue 22): two or more packaged instances behind the shipped nginx gateway, on a fresh
-# database `payonce_chaos` of the local MariaDB (reached through a TCP proxy the run controls) and a
-# throwaway redis-server of its own (behind a proxy too; the shared Redis is never touched), with the
-# sandbox of one more instance, which nothing faults, as the channel (reached through a proxy as well).
+# database `payonce_chaos` of the local MariaDB (each instance reaches it through a MySQL-protocol proxy of
+# its own that the run controls) and a throwaway redis-server of its own (behind a proxy too; the shared
+# Redis is never touched), with the sandbox of one more instance, which nothing faults, as the channel
+# (reached through a proxy as well).
 # A population of clients pays while faults drawn from a seeded schedule happen; then every fault is
 # healed, reconciliation is given its time, and a checker reads every answer, the tables and the
 # channel's ledger and names each violation of contract section 7. Loopback only; the run stops by
@@ -13,6 +14,8 @@
 #   scripts/chaos.sh --duration 15m           a long run (plus start-up, settling and the check)
 #   scripts/chaos.sh --seed 22                the schedule of seed 22 again
 #   scripts/chaos.sh --instances 3 --clients 24
+#   scripts/chaos.sh --database NAME          another database than payonce_chaos (dropped and created
+#                                             anew), so that two runs can share the MariaDB server
 #   scripts/chaos.sh --break NAME [--duration 90s]
 #                                             the same run against a deliberately broken build: a copy of
 #                                             the committed tree under target/chaos-break/NAME with one line
@@ -26,7 +29,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-duration=60s seed=$(( (RANDOM << 15 | RANDOM) % 1000000 )) instances=2 clients=16 break_name=
+duration=60s seed=$(( (RANDOM << 15 | RANDOM) % 1000000 )) instances=2 clients=16 break_name= database=payonce_chaos
 while (($#)); do
   case $1 in
     --duration) duration=$2; shift 2 ;;
@@ -34,11 +37,13 @@ while (($#)); do
     --instances) instances=$2; shift 2 ;;
     --clients) clients=$2; shift 2 ;;
     --break) break_name=$2; shift 2 ;;
+    --database) database=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "chaos.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 [[ $duration =~ ^[0-9]+(ms|s|m|h)?$ ]] || { echo "chaos.sh: --duration like 90s, 15m" >&2; exit 2; }
+[[ $database =~ ^[A-Za-z0-9_]+$ ]] || { echo "chaos.sh: --database takes letters, digits and _" >&2; exit 2; }
 
 # The one-line breaks --break knows: file, the line as it is, the line as the broken build has it.
 break_line() {
@@ -74,7 +79,8 @@ if [[ -n $break_name ]]; then
   echo "chaos.sh: broken build $break_name in $dir:" >&2
   diff <(git show "HEAD:${change[0]}") "$file" >&2 || true
   set +e
-  (cd "$dir" && scripts/chaos.sh --duration "$duration" --seed "$seed" --instances "$instances" --clients "$clients")
+  (cd "$dir" && scripts/chaos.sh --duration "$duration" --seed "$seed" --instances "$instances" --clients "$clients" \
+    --database "$database")
   status=$?
   set -e
   case $status in
@@ -102,4 +108,4 @@ esac
 exec timeout --kill-after=30 $(( seconds * 2 + 1200 )) \
   java -Xms256m -Xmx768m -XX:+UseSerialGC -Djava.util.logging.manager=org.jboss.logmanager.LogManager -cp "target/test-classes:$(cat "$classpath")" \
   -Dchaos.duration="$duration" -Dchaos.seed="$seed" -Dchaos.instances="$instances" -Dchaos.clients="$clients" \
-  io.payonce.chaos.Chaos
+  -Dchaos.db.name="$database" io.payonce.chaos.Chaos

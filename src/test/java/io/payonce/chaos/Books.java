@@ -30,8 +30,9 @@ final class Books {
     record OrderRow(String merchant, String orderNo, String status, int version) {
     }
 
+    /** A payment record; {@code createdAtEpochMs}: when its opening inserted it, on the database server's clock. */
     record PaymentRow(String merchant, String requestNo, String orderNo, String token, String status, String failure,
-            String txnId) {
+            String txnId, long createdAtEpochMs) {
     }
 
     record TokenRow(String merchant, String token, String state, Integer responseStatus, String responseBody) {
@@ -107,10 +108,13 @@ final class Books {
                 }
             }
             try (ResultSet r = s.executeQuery("""
-                    SELECT merchant_id, request_no, order_no, token, status, failure, channel_txn_id FROM payments ORDER BY id""")) {
+                    SELECT merchant_id, request_no, order_no, token, status, failure, channel_txn_id,
+                           TIMESTAMPDIFF(MICROSECOND, '1970-01-01', created_at) DIV 1000
+                    FROM payments ORDER BY id""")) {
                 while (r.next()) {
+                    // created_at holds UTC_TIMESTAMP(3): its distance from the epoch is the epoch milliseconds
                     PaymentRow row = new PaymentRow(r.getString(1), r.getString(2), r.getString(3), r.getString(4),
-                            r.getString(5), r.getString(6), r.getString(7));
+                            r.getString(5), r.getString(6), r.getString(7), r.getLong(8));
                     paymentsByRequest.computeIfAbsent(key(row.merchant(), row.requestNo()), k -> new ArrayList<>()).add(row);
                     paymentsByOrder.computeIfAbsent(key(row.merchant(), row.orderNo()), k -> new ArrayList<>()).add(row);
                 }

@@ -10,8 +10,9 @@ import io.payonce.support.Gateway;
 
 /**
  * The chaos run as CI runs it, against the packaged application: a minute of clients paying through the
- * shipped nginx configuration while instances are killed and stopped, Redis and MySQL fail in every way the
- * proxies can make them, and the channel is slow, declines, refuses and accepts late; then every fault
+ * shipped nginx configuration while instances are killed and stopped, an owner is paused past its lease,
+ * Redis and MySQL fail in every way the proxies can make them (a COMMIT held on its way to MySQL, or its
+ * answer held back, included), and the channel is slow, declines, refuses and accepts late; then every fault
  * healed, reconciliation given its time, and no violation of contract section 7 allowed. The seed is
  * fixed, so a failure names the schedule to replay with {@code scripts/chaos.sh --seed}; {@code -Dchaos.seed}
  * and {@code -Dchaos.duration} change it here.

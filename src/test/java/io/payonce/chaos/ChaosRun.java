@@ -91,8 +91,10 @@ final class ChaosRun {
                 if (unsettled != null) {
                     harness.add("still unsettled after " + SETTLE_BOUND.toSeconds() + " s: " + unsettled);
                 }
+                List<String> notes = deployment.mysqlLostTrack().stream()
+                        .map(lost -> "a MySQL proxy could not follow (no COMMIT held there): " + lost).toList();
                 String report = Report.of(settings, schedule, history, faults, clients, books, violations, harness,
-                        timings);
+                        notes, timings);
                 return new Result(settings, violations, harness, report);
             } finally {
                 clients.close();

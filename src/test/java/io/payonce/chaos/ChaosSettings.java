@@ -24,6 +24,8 @@ record ChaosSettings(Duration traffic, long seed, int instances, int clients, in
     static final Duration GIVE_UP_AFTER = Duration.ofSeconds(15);
     /** A duplicate waits this long for the first copy's answer; the checker holds each wait to it. */
     static final Duration WAIT_BOUND = Duration.ofSeconds(3);
+    /** Every database call of an instance gives up after this; a COMMIT held longer is one its owner is in doubt about. */
+    static final Duration DATABASE_TIMEOUT = Duration.ofSeconds(2);
     /** "An owner answers by its channel timeout plus a few seconds": the few, as the checker counts them. */
     static final Duration OWNER_EXTRA = Duration.ofSeconds(4);
 

@@ -13,6 +13,7 @@ import java.util.TreeSet;
 import io.payonce.chaos.Books.OrderRow;
 import io.payonce.chaos.Books.PaymentRow;
 import io.payonce.chaos.Books.TokenRow;
+import io.payonce.chaos.FaultSchedule.Kind;
 import io.payonce.chaos.History.Attempt;
 import io.payonce.chaos.History.FaultWindow;
 import io.payonce.chaos.History.OrderSeen;
@@ -43,10 +44,15 @@ import io.payonce.support.PayClient.Ledger;
  * <li>{@value #NEVER_ANSWERED}: a request with no final answer after the faults were healed, reconciliation had
  * its time and the final round retried it with its own key;
  * <li>{@value #LEFT_IN_FLIGHT}: a payment still PROCESSING, or an order still PAYING, once the run has settled;
+ * <li>{@value #AFTER_503}: a request answered 503 temporarily_unavailable by the service, every copy of it sent
+ * until then answered so too, whose payment record was opened before that answer: the 503 said nothing was
+ * charged and nothing could be under that request, yet the opening stands, and reconciliation charges it
+ * (or closes it). Only a retry sent after the 503 may open the request again;
  * <li>{@value #SLOW_WAIT}: a copy sent straight to an instance, outside any MySQL fault (and the 2 s after),
  * answered later than its bound plus the slack (one second): a duplicate's wait (409 request_in_progress or a
  * replayed answer) by the wait bound, a first execution by the channel timeout plus a few seconds; or not
- * answered at all within the client's patience;
+ * answered at all within the client's patience. A copy to an instance that was paused while it ran (or up to
+ * 2 s before) has its bound lengthened by the pause, and may go unanswered within the client's patience;
  * <li>{@value #REFUSED}: a valid request of the client's own order refused with a 4xx the contract gives it no
  * reason for (400, 404, 422 ...).
  * </ul>
@@ -63,11 +69,19 @@ final class Checker {
     static final String PHANTOM_DECLINE = "402 payment_declined the channel never gave";
     static final String NEVER_ANSWERED = "request never finally answered";
     static final String LEFT_IN_FLIGHT = "payment left in flight";
+    static final String AFTER_503 = "503 followed by a charge";
     static final String SLOW_WAIT = "wait outlasted its bound";
     static final String REFUSED = "valid request refused";
 
     /** A MySQL fault's effects are excused this long after it was healed: the pools reconnect. */
     private static final long MYSQL_MARGIN_MS = 2_000;
+    /** A paused instance's lateness is excused this long after it went on: it works off what piled up. */
+    private static final long PAUSE_MARGIN_MS = 2_000;
+    /**
+     * The gateway's proxy_read_timeout (src/main/docker/nginx/payonce.conf): a copy through it answered sooner
+     * was answered by the one instance it reached first, with no try on another hidden behind it.
+     */
+    private static final long GATEWAY_READ_TIMEOUT_MS = 1_500;
 
     /** One breach: its name, the request (or order) it concerns, what was seen, and when. */
     record Violation(String name, Request request, String orderKey, String detail, long atMs) {
@@ -107,6 +121,8 @@ final class Checker {
 
     private void checkRequests() {
         List<FaultWindow> mysqlFaults = history.faults().stream().filter(w -> w.kind().onMysql()).toList();
+        List<FaultWindow> pauses = history.faults().stream().filter(w -> w.kind() == Kind.OWNER_PAUSED).toList();
+        List<FaultWindow> instanceFaults = history.faults().stream().filter(w -> w.kind().onInstance()).toList();
         for (Request request : history.requests()) {
             List<Attempt> attempts = request.attempts();
             List<Attempt> finals = attempts.stream().filter(a -> Answers.isFinal(a.answer())).toList();
@@ -143,8 +159,9 @@ final class Checker {
                     break;
                 }
             }
+            checkNothingOpenedBefore503(request, attempts, instanceFaults);
             for (Attempt attempt : attempts) {
-                String slow = slowWait(attempt, mysqlFaults);
+                String slow = slowWait(attempt, mysqlFaults, pauses);
                 if (slow != null) {
                     add(SLOW_WAIT, request, attempt.route() + " at " + seconds(attempt.sentAtMs()) + ": " + slow);
                     break;
@@ -172,8 +189,52 @@ final class Checker {
         }
     }
 
+    /**
+     * A 503 from the service tells the client that nothing was charged and nothing can be under that request
+     * unless it is sent again: the latest such answer before which every copy sent was answered so too, by the
+     * one instance it reached, leaves no payment record opened before it standing.
+     */
+    private void checkNothingOpenedBefore503(Request request, List<Attempt> attempts, List<FaultWindow> instanceFaults) {
+        Attempt latest = null;
+        for (Attempt candidate : attempts) {
+            if (tells503(candidate, instanceFaults) && (latest == null || candidate.doneAtMs() > latest.doneAtMs())
+                    && attempts.stream().filter(a -> a.sentAtMs() <= candidate.doneAtMs())
+                            .allMatch(a -> tells503(a, instanceFaults))) {
+                latest = candidate;
+            }
+        }
+        if (latest == null) {
+            return;
+        }
+        String requestKey = Books.key(request.merchant, request.intent.requestNo());
+        for (PaymentRow payment : books.paymentsByRequest.getOrDefault(requestKey, List.of())) {
+            long openedBefore = latest.doneAtEpochMs() - payment.createdAtEpochMs();
+            if (openedBefore > 0) {
+                add(AFTER_503, request, "503 at " + seconds(latest.doneAtMs()) + " (" + latest.route() + "), yet payment "
+                        + payment.requestNo() + ", opened " + openedBefore + " ms before it, is " + payment.status()
+                        + (payment.failure() == null ? "" : " (" + payment.failure() + ")") + "; the channel says "
+                        + books.channelSays(requestKey));
+                return;
+            }
+        }
+    }
+
+    /**
+     * The service's 503 temporarily_unavailable, from the one instance the copy reached: sent there directly, or
+     * through a gateway that had no reason to try another (answered before its read timeout, with no instance
+     * stopped or paused meanwhile).
+     */
+    private static boolean tells503(Attempt attempt, List<FaultWindow> instanceFaults) {
+        Answer answer = attempt.answer();
+        if (answer.status() != 503 || !"temporarily_unavailable".equals(Answers.code(answer))) {
+            return false;
+        }
+        return attempt.direct() || (answer.elapsedMs() < GATEWAY_READ_TIMEOUT_MS
+                && instanceFaults.stream().noneMatch(w -> w.overlaps(attempt.sentAtMs(), attempt.doneAtMs(), 0)));
+    }
+
     /** Why the attempt outlasted its bound, or null when it did not, or is not held to one. */
-    private String slowWait(Attempt attempt, List<FaultWindow> mysqlFaults) {
+    private String slowWait(Attempt attempt, List<FaultWindow> mysqlFaults, List<FaultWindow> pauses) {
         if (!attempt.direct() || attempt.hangUp()) {
             return null;
         }
@@ -182,20 +243,26 @@ final class Checker {
         if (mysqlFaults.stream().anyMatch(w -> w.overlaps(from, to, MYSQL_MARGIN_MS))) {
             return null;
         }
+        // a paused owner answers late by its pause, and a client may give up on it first
+        long paused = pauses.stream()
+                .filter(w -> w.fault.instance() == attempt.instance() && w.overlaps(from, to, PAUSE_MARGIN_MS))
+                .mapToLong(w -> Math.min(w.endMs(), to) - w.startMs).sum();
         Answer answer = attempt.answer();
         long slack = settings.slack().toMillis();
         if (!answer.answered()) {
-            return Answers.clientTimedOut(answer) ? "no answer within the client's " + Traffic.PATIENCE.toSeconds() + " s"
+            return Answers.clientTimedOut(answer) && paused == 0
+                    ? "no answer within the client's " + Traffic.PATIENCE.toSeconds() + " s"
                     : null;
         }
         boolean waited = Answers.isInProgress(answer) || answer.isReplay();
-        long bound = waited ? ChaosSettings.WAIT_BOUND.toMillis()
-                : ChaosSettings.CHANNEL_TIMEOUT.plus(ChaosSettings.OWNER_EXTRA).toMillis();
+        long bound = (waited ? ChaosSettings.WAIT_BOUND.toMillis()
+                : ChaosSettings.CHANNEL_TIMEOUT.plus(ChaosSettings.OWNER_EXTRA).toMillis()) + paused;
         if (answer.elapsedMs() <= bound + slack) {
             return null;
         }
         return (waited ? "a duplicate's wait, bound " : "a first execution, bound ") + bound + " ms + " + slack
-                + " ms: " + Answers.describe(answer);
+                + " ms" + (paused > 0 ? " (" + paused + " ms of it its instance's pause)" : "") + ": "
+                + Answers.describe(answer);
     }
 
     private void checkOrders() {

@@ -17,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 
 import io.payonce.support.AppProcess;
 import io.payonce.support.Gateway;
+import io.payonce.support.MysqlProxy;
+import io.payonce.support.MysqlProxy.StatementCount;
 import io.payonce.support.PayClient;
 import io.payonce.support.TcpProxy;
 import io.payonce.support.ThrowawayRedis;
@@ -24,7 +26,8 @@ import io.payonce.support.ThrowawayRedis;
 /**
  * The system under chaos, all on loopback: two or more packaged instances, each pair behind its own nginx
  * running the shipped gateway configuration; one MariaDB database of the run's own (dropped and created
- * anew) that the instances reach through a {@link TcpProxy} (Flyway's JDBC connection goes direct); one
+ * anew) that each instance reaches through a {@link MysqlProxy} of its own, so that a COMMIT (or its answer)
+ * can be held on one instance's way (Flyway's JDBC connection goes direct); one
  * throwaway {@code redis-server} behind its own proxy; and the channel: the sandbox of one more instance, S,
  * which nothing faults, so its behaviour settings and ledger are the one channel every instance charges,
  * reached through a proxy as well (the network to a provider fails too). The harness reads S directly.
@@ -41,7 +44,9 @@ final class Deployment implements AutoCloseable {
     /** The redis-server started after a kill, on the throwaway's port; null while the original runs. */
     private Process restartedRedis;
     private int redisStarts = 1;
-    private TcpProxy mysql;
+    /** Instance i's way to MySQL, and the openings (payment records inserted) it has run through it. */
+    private final List<MysqlProxy> mysql = new ArrayList<>();
+    private final List<StatementCount> openings = new ArrayList<>();
     private AppProcess sandbox;
     private TcpProxy channel;
     private final List<AppProcess> instances = new ArrayList<>();
@@ -75,7 +80,6 @@ final class Deployment implements AutoCloseable {
         recreateDatabase();
         Map<String, String> viaProxy = redis.start();
         redisStarted = true;
-        mysql = new TcpProxy(settings.dbPort());
         String direct = "mysql://" + settings.dbHost() + ":" + settings.dbPort() + "/" + settings.dbName();
         sandbox = AppProcess.named("chaos-sandbox")
                 .env("QUARKUS_DATASOURCE_REACTIVE_URL", direct)
@@ -90,14 +94,18 @@ final class Deployment implements AutoCloseable {
         sandbox.start().awaitReady();
         channel = new TcpProxy(sandbox.port());
         for (int i = 0; i < settings.instances(); i++) {
+            MysqlProxy way = new MysqlProxy(settings.dbPort());
+            mysql.add(way);
+            openings.add(way.count("(?is)^\\s*INSERT\\s+INTO\\s+payments\\b"));
             instances.add(AppProcess.named("chaos-" + i)
                     .channel("http://127.0.0.1:" + channel.port() + "/sandbox")
                     .env("PAYONCE_SANDBOX_ENABLED", "false")
                     .env("QUARKUS_DATASOURCE_REACTIVE_URL",
-                            "mysql://127.0.0.1:" + mysql.port() + "/" + settings.dbName())
+                            "mysql://127.0.0.1:" + way.port() + "/" + settings.dbName())
                     .env("QUARKUS_DATASOURCE_JDBC_URL", settings.jdbcUrl())
                     .env("QUARKUS_REDIS_HOSTS", viaProxy.get("quarkus.redis.hosts"))
                     .env("PAYONCE_CHANNEL_TIMEOUT", ChaosSettings.setting(ChaosSettings.CHANNEL_TIMEOUT))
+                    .env("PAYONCE_DATABASE_TIMEOUT", ChaosSettings.setting(ChaosSettings.DATABASE_TIMEOUT))
                     .env("PAYONCE_RECONCILE_MIN_AGE", ChaosSettings.setting(ChaosSettings.MIN_AGE))
                     .env("PAYONCE_IDEMPOTENCY_LEASE", ChaosSettings.setting(ChaosSettings.LEASE))
                     .env("PAYONCE_RECONCILE_INTERVAL", ChaosSettings.setting(ChaosSettings.RECONCILE_INTERVAL))
@@ -124,8 +132,19 @@ final class Deployment implements AutoCloseable {
         return new PayClient(sandbox, merchant);
     }
 
-    TcpProxy mysql() {
+    /** Every instance's way to MySQL, in the instances' order. */
+    List<MysqlProxy> mysql() {
         return mysql;
+    }
+
+    /** How many openings instance {@code i} has run so far: each an owner on its way to the channel. */
+    int openings(int i) {
+        return openings.get(i).runs();
+    }
+
+    /** What the instances' MySQL proxies could not follow (a hold on such a connection catches nothing). */
+    List<String> mysqlLostTrack() {
+        return mysql.stream().flatMap(way -> way.lostTrack().stream()).toList();
     }
 
     /** The instances' way to the channel. */
@@ -241,8 +260,8 @@ final class Deployment implements AutoCloseable {
         if (sandbox != null && sandbox.isAlive()) {
             sandbox.kill();
         }
-        if (mysql != null) {
-            mysql.close();
+        for (MysqlProxy way : mysql) {
+            way.close();
         }
         if (channel != null) {
             channel.close();

@@ -1,5 +1,6 @@
 package io.payonce.chaos;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -16,11 +17,15 @@ import io.payonce.chaos.FaultSchedule.Fault;
 import io.payonce.chaos.FaultSchedule.Kind;
 import io.payonce.chaos.History.FaultWindow;
 import io.payonce.support.AppProcess;
+import io.payonce.support.MysqlProxy;
+import io.payonce.support.MysqlProxy.Hold;
+import io.payonce.support.PayClient;
 
 /**
  * Applies the schedule's faults at their times, each healed after its span: an instance started again and
- * ready, a proxy forwarding again, Redis restarted empty. {@link #healAll()} ends the schedule and heals what
- * is still faulty at once (and resets every merchant's sandbox behaviour), so that the run can settle.
+ * ready, or resumed, a proxy forwarding again, Redis restarted empty, a held COMMIT passed on. {@link #healAll()}
+ * ends the schedule and heals what is still faulty at once (and resets every merchant's sandbox behaviour), so
+ * that the run can settle.
  */
 final class FaultInjector {
 
@@ -28,6 +33,8 @@ final class FaultInjector {
     private static final String CHARGE = "POST /sandbox/charges ";
     /** A marker no request contains: arming it takes back a cut that never fired. */
     private static final String NOTHING = "chaos: no request contains this";
+    /** How long an owner's pause waits for an opening on its instance before it stops the instance anyway. */
+    private static final long OPENING_BOUND_MS = 3_000;
 
     private final Deployment deployment;
     private final History history;
@@ -36,7 +43,10 @@ final class FaultInjector {
     private final ExecutorService restarts = Executors.newCachedThreadPool(daemon("chaos-restart"));
     private final Map<Runnable, Boolean> pendingHeals = new ConcurrentHashMap<>();
     private final List<Future<?>> restarting = new ArrayList<>();
+    /** Instance i is down, restarting or paused: no other instance fault takes it, and it is not counted up. */
     private final AtomicBoolean[] down;
+    /** Instance i is stopped by SIGSTOP; guarded by {@code this}, with {@link #over}, so that no pause outlives healAll. */
+    private final boolean[] paused;
     private final Map<String, Integer> injected = new TreeMap<>();
     private final List<String> errors = new ArrayList<>();
     private volatile boolean over;
@@ -47,6 +57,7 @@ final class FaultInjector {
         this.history = history;
         this.merchants = merchants;
         this.down = new AtomicBoolean[deployment.instances().size()];
+        this.paused = new boolean[down.length];
         for (int i = 0; i < down.length; i++) {
             down[i] = new AtomicBoolean();
         }
@@ -82,6 +93,7 @@ final class FaultInjector {
     private void apply(Fault fault) throws InterruptedException, java.io.IOException {
         switch (fault.kind()) {
             case KILL_INSTANCE, TERMINATE_INSTANCE -> stopInstance(fault);
+            case OWNER_PAUSED -> pauseOwner(fault);
             case REDIS_KILLED -> {
                 FaultWindow window = started(fault);
                 if (!deployment.killRedis()) {
@@ -120,14 +132,15 @@ final class FaultInjector {
             }
             case MYSQL_RESET -> {
                 FaultWindow window = started(fault);
-                deployment.mysql().cut();
-                healLater(fault, window, () -> deployment.mysql().restore());
+                deployment.mysql().forEach(MysqlProxy::cut);
+                healLater(fault, window, () -> deployment.mysql().forEach(MysqlProxy::restore));
             }
             case MYSQL_BLACK_HOLE -> {
                 FaultWindow window = started(fault);
-                deployment.mysql().hang();
-                healLater(fault, window, () -> deployment.mysql().restore());
+                deployment.mysql().forEach(MysqlProxy::hang);
+                healLater(fault, window, () -> deployment.mysql().forEach(MysqlProxy::restore));
             }
+            case MYSQL_LATE_COMMIT, MYSQL_LATE_COMMIT_ANSWER -> holdCommit(fault);
             case CHANNEL_CHARGE_LOST -> {
                 FaultWindow window = started(fault);
                 // the next charge never reaches the channel, and the connections on the way are reset
@@ -161,16 +174,10 @@ final class FaultInjector {
     /** SIGKILL or SIGTERM; the instance is started again once its span is over, and counts as up once ready. */
     private void stopInstance(Fault fault) throws InterruptedException {
         int i = fault.instance();
-        int up = 0;
-        for (AtomicBoolean d : down) {
-            up += d.get() ? 0 : 1;
-        }
-        if (down[i].get() || up < 2) {
-            history.faultSkipped(fault, down[i].get() ? "still restarting" : "the only instance up");
+        if (!takeInstance(fault)) {
             return;
         }
         AppProcess app = deployment.instances().get(i);
-        down[i].set(true);
         FaultWindow window = started(fault);
         if (fault.kind() == Kind.KILL_INSTANCE) {
             app.kill();
@@ -178,7 +185,7 @@ final class FaultInjector {
             app.terminate();
             restarts.submit(() -> {
                 try {
-                    if (!app.awaitExit(java.time.Duration.ofSeconds(15))) {
+                    if (!app.awaitExit(Duration.ofSeconds(15))) {
                         window.note("did not stop within 15 s, killed");
                         app.kill();
                     } else {
@@ -192,13 +199,130 @@ final class FaultInjector {
         healLater(fault, window, () -> restart(i, window));
     }
 
+    /** Marks the fault's instance down; false (and the fault skipped) when it is already, or is the only one up. */
+    private boolean takeInstance(Fault fault) {
+        int i = fault.instance();
+        int up = 0;
+        for (AtomicBoolean d : down) {
+            up += d.get() ? 0 : 1;
+        }
+        if (down[i].get() || up < 2) {
+            history.faultSkipped(fault, down[i].get() ? "still restarting or paused" : "the only instance up");
+            return false;
+        }
+        down[i].set(true);
+        return true;
+    }
+
+    /**
+     * An owner paused past its lease: every merchant's next charge is made slower (those with a behaviour of
+     * their own set keep it), then, once the instance has run an opening, it is stopped (SIGSTOP) a quarter of
+     * that later, most likely with that owner inside its charge, for longer than the lease and reconciliation's
+     * min-age, so that another instance takes its payment over; then it goes on (SIGCONT) where it stood.
+     */
+    private void pauseOwner(Fault fault) {
+        int i = fault.instance();
+        if (!takeInstance(fault)) {
+            return;
+        }
+        try {
+            for (String merchant : merchants) {
+                PayClient channel = deployment.channel(merchant);
+                if (channel.call(Duration.ofSeconds(5)).get("/sandbox/behavior").jsonPath().getInt("count") == 0) {
+                    channel.sandbox("ok", fault.latencyMs(), 1);
+                }
+            }
+        } catch (RuntimeException | AssertionError e) {
+            down[i].set(false);
+            throw new IllegalStateException("slowing the channel down: " + e, e);
+        }
+        int before = deployment.openings(i);
+        restarts.submit(() -> {
+            try {
+                long deadline = history.nowMs() + OPENING_BOUND_MS;
+                while (deployment.openings(i) == before && history.nowMs() < deadline && !over) {
+                    Thread.sleep(2);
+                }
+                boolean opened = deployment.openings(i) != before;
+                Thread.sleep(fault.latencyMs() / 4);
+                synchronized (this) {
+                    if (!over) {
+                        deployment.instances().get(i).pause();
+                        paused[i] = true;
+                        FaultWindow window = started(fault);
+                        if (!opened) {
+                            window.note("no opening there within " + OPENING_BOUND_MS + " ms");
+                        }
+                        healLater(fault, window, () -> resume(i));
+                    }
+                }
+            } catch (Exception | AssertionError e) {
+                error("pausing instance #" + i + ": " + e);
+            } finally {
+                synchronized (this) {
+                    if (!paused[i]) {
+                        down[i].set(false);
+                    }
+                }
+            }
+            return null;
+        });
+    }
+
+    /** SIGCONT to a paused instance; it counts as up again. */
+    private synchronized void resume(int i) {
+        if (!paused[i]) {
+            return;
+        }
+        try {
+            deployment.instances().get(i).resume();
+            paused[i] = false;
+            down[i].set(false);
+        } catch (Exception | AssertionError e) {
+            error("resuming instance #" + i + ": " + e);
+        }
+    }
+
+    /**
+     * A COMMIT reaching MySQL late, or its answer reaching the instance late: the next COMMIT on the instance's
+     * way to MySQL (most likely an opening's: the other writes are single statements) is held longer than the
+     * database timeout. The fault lasts from the arming until what was held has been passed on; a hold that
+     * catches no COMMIT in time is taken back and counted as skipped.
+     */
+    private void holdCommit(Fault fault) {
+        if (down[fault.instance()].get()) {
+            history.faultSkipped(fault, "its instance down or paused");
+            return;
+        }
+        MysqlProxy way = deployment.mysql().get(fault.instance());
+        FaultWindow window = history.faultStarted(fault);
+        Duration length = Duration.ofMillis(fault.lastsMs());
+        Hold hold = fault.kind() == Kind.MYSQL_LATE_COMMIT ? way.holdNextCommit(length) : way.holdNextCommitAnswer(length);
+        hold.caught().thenRun(() -> {
+            counted(fault);
+            window.note("caught " + (history.nowMs() - window.startMs) + " ms after it was armed");
+        });
+        hold.released().thenRun(() -> window.end(history.nowMs()));
+        healAfter(FaultSchedule.COMMIT_CATCH_MS, () -> {
+            if (!hold.caught().isDone()) {
+                way.disarm();
+                // a hold caught between the look and the disarm runs its length, and is counted
+                if (!hold.caught().isDone()) {
+                    window.note("no COMMIT came");
+                    window.end(history.nowMs());
+                    history.faultSkipped(fault, "no COMMIT came within " + FaultSchedule.COMMIT_CATCH_MS + " ms");
+                }
+            }
+        });
+    }
+
     private void restart(int i, FaultWindow window) {
         synchronized (restarting) {
             restarting.add(restarts.submit(() -> {
                 AppProcess app = deployment.instances().get(i);
                 try {
                     // a terminated instance may still be finishing its requests: it is started once it has exited
-                    if (app.isAlive() && !app.awaitExit(java.time.Duration.ofSeconds(20))) {
+                    if (app.isAlive() && !app.awaitExit(Duration.ofSeconds(20))) {
                         app.kill();
                     }
                     deployment.restart(i);
@@ -214,14 +338,22 @@ final class FaultInjector {
 
     /** Ends the schedule, heals every fault still in force, waits for restarted instances, and resets the channel. */
     void healAll() throws InterruptedException {
-        over = true;
+        synchronized (this) {
+            over = true;
+        }
         if (runner != null) {
             runner.join(60_000);
         }
         for (Runnable heal : List.copyOf(pendingHeals.keySet())) {
             heal.run();
         }
-        deployment.mysql().restore();
+        for (int i = 0; i < down.length; i++) {
+            resume(i);
+        }
+        for (MysqlProxy way : deployment.mysql()) {
+            way.disarm();
+            way.restore();
+        }
         deployment.channelPath().cutInsteadOfNext(NOTHING);
         deployment.channelPath().restore();
         deployment.redisProxy().delay(0);
@@ -259,7 +391,9 @@ final class FaultInjector {
     }
 
     void close() {
-        over = true;
+        synchronized (this) {
+            over = true;
+        }
         timer.shutdownNow();
         restarts.shutdownNow();
     }
@@ -275,12 +409,29 @@ final class FaultInjector {
     }
 
     private synchronized FaultWindow started(Fault fault) {
-        injected.merge(fault.kind().label, 1, Integer::sum);
+        counted(fault);
         return history.faultStarted(fault);
     }
 
-    /** Runs {@code heal} after the fault's span, or at {@link #healAll()}, whichever comes first; once. */
+    private synchronized void counted(Fault fault) {
+        injected.merge(fault.kind().label, 1, Integer::sum);
+    }
+
+    /**
+     * Runs {@code heal} after the fault's span, or at {@link #healAll()}, whichever comes first; once. The fault
+     * ends then, unless it stopped an instance: that one ends once the instance is ready again.
+     */
     private void healLater(Fault fault, FaultWindow window, Runnable heal) {
+        healAfter(fault.lastsMs(), () -> {
+            heal.run();
+            if (!fault.kind().stopsInstance()) {
+                window.end(history.nowMs());
+            }
+        });
+    }
+
+    /** Runs {@code heal} after {@code ms}, or at {@link #healAll()}, whichever comes first; once. */
+    private void healAfter(long ms, Runnable heal) {
         AtomicBoolean done = new AtomicBoolean();
         Runnable once = new Runnable() {
             @Override
@@ -288,14 +439,11 @@ final class FaultInjector {
                 if (done.compareAndSet(false, true)) {
                     pendingHeals.remove(this);
                     heal.run();
-                    if (!fault.kind().onInstance()) {
-                        window.end(history.nowMs());
-                    }
                 }
             }
         };
         pendingHeals.put(once, Boolean.TRUE);
-        timer.schedule(once, fault.lastsMs(), TimeUnit.MILLISECONDS);
+        timer.schedule(once, ms, TimeUnit.MILLISECONDS);
     }
 
     private synchronized void error(String message) {

@@ -24,8 +24,11 @@ final class FaultSchedule {
         REDIS_SLOW("Redis slow", 1),
         REDIS_STALLED("Redis stalled", 1),
         REDIS_PARTITIONED("Redis partitioned", 1),
+        OWNER_PAUSED("an owner paused past its lease", 2),
         MYSQL_RESET("MySQL connections reset", 2),
         MYSQL_BLACK_HOLE("MySQL black-holed", 2),
+        MYSQL_LATE_COMMIT("a COMMIT reaching MySQL late", 2),
+        MYSQL_LATE_COMMIT_ANSWER("a COMMIT answered late", 2),
         CHANNEL_CHARGE_LOST("a charge lost on the way to the channel", 2),
         CHANNEL_PARTITIONED("channel partitioned", 1),
         SANDBOX_SLOW("channel slow", 2),
@@ -42,8 +45,19 @@ final class FaultSchedule {
             this.weight = weight;
         }
 
+        /** Stops one instance for a while: the others must stay up meanwhile. */
         boolean onInstance() {
+            return stopsInstance() || this == OWNER_PAUSED;
+        }
+
+        /** Ends an instance's process: it is started again, and its fault ends once it is ready. */
+        boolean stopsInstance() {
             return this == KILL_INSTANCE || this == TERMINATE_INSTANCE;
+        }
+
+        /** Holds one COMMIT (or its answer) on one instance's way to MySQL, longer than its database timeout. */
+        boolean holdsCommit() {
+            return this == MYSQL_LATE_COMMIT || this == MYSQL_LATE_COMMIT_ANSWER;
         }
 
         boolean onRedis() {
@@ -64,16 +78,23 @@ final class FaultSchedule {
     }
 
     /**
-     * One fault: at {@code atMs} into the run, lasting {@code lastsMs} (an instance stays down, a proxy stays
-     * faulty), on {@code instance} or {@code merchant}'s next {@code count} charges, each taking {@code latencyMs}
-     * (for Redis slow: the delay added to every chunk).
+     * One fault: at {@code atMs} into the run, lasting {@code lastsMs} (an instance stays down or paused, a proxy
+     * stays faulty, a COMMIT or its answer is held), on {@code instance} or {@code merchant}'s next {@code count}
+     * charges, each taking {@code latencyMs} (for Redis slow: the delay added to every chunk; for an owner paused:
+     * how much slower every merchant's next charge is made first; the instance is stopped a quarter of that
+     * after the next opening it runs, so that its owner is likely inside that charge).
      */
     record Fault(long atMs, Kind kind, int instance, String merchant, long lastsMs, long latencyMs, int count) {
 
         String describe() {
             String what = kind.label;
-            if (kind.onInstance()) {
+            if (kind.stopsInstance()) {
                 what += " #" + instance + ", restarted " + lastsMs + " ms later";
+            } else if (kind == Kind.OWNER_PAUSED) {
+                what += ": every merchant's next charge " + latencyMs + " ms slow, #" + instance + " stopped "
+                        + latencyMs / 4 + " ms after an opening there, for " + lastsMs + " ms";
+            } else if (kind.holdsCommit()) {
+                what += " on #" + instance + "'s way to MySQL, by " + lastsMs + " ms";
             } else if (kind.onSandbox()) {
                 what += " for " + merchant + ": next " + count + " charge(s), " + latencyMs + " ms";
             } else if (kind == Kind.REDIS_SLOW) {
@@ -87,6 +108,10 @@ final class FaultSchedule {
 
     /** How long after its start an instance is counted busy by the schedule: down, then a slow restart. */
     private static final long RESTART_ALLOWANCE_MS = 20_000;
+    /** A paused instance is counted busy this much longer: the wait for an opening there, then its backlog. */
+    private static final long PAUSE_ALLOWANCE_MS = 8_000;
+    /** How long a COMMIT hold stays armed for the COMMIT it is meant for. */
+    static final long COMMIT_CATCH_MS = 5_000;
     /** Nothing starts in the first seconds (the clients' first orders) nor in the last ones (heal follows). */
     private static final long QUIET_START_MS = 3_000;
     private static final long QUIET_END_MS = 4_000;
@@ -144,6 +169,9 @@ final class FaultSchedule {
             if (kind.onRedis()) {
                 return redisBusyUntil <= at;
             }
+            if (kind.holdsCommit()) {
+                return mysqlBusyUntil <= at && !freeInstances(at).isEmpty();
+            }
             if (kind.onMysql()) {
                 return mysqlBusyUntil <= at;
             }
@@ -151,12 +179,30 @@ final class FaultSchedule {
         }
 
         void add(Kind kind, long at) {
-            if (kind.onInstance()) {
+            if (kind == Kind.OWNER_PAUSED) {
+                List<Integer> free = freeInstances(at);
+                int target = free.get(random.nextInt(free.size()));
+                // past the lease and reconciliation's min-age, so that another instance takes its payments over
+                long paused = ChaosSettings.LEASE.plus(ChaosSettings.MIN_AGE).toMillis() + 1_000 + random.nextInt(3_000);
+                // under the channel timeout: the slowed charge is answered, while its owner is stopped
+                long slower = 300 + random.nextInt(600);
+                instanceBusyUntil[target] = at + paused + PAUSE_ALLOWANCE_MS;
+                faults.add(new Fault(at, kind, target, null, paused, slower, 1));
+            } else if (kind.onInstance()) {
                 List<Integer> free = freeInstances(at);
                 int target = free.get(random.nextInt(free.size()));
                 long down = kind == Kind.KILL_INSTANCE ? 1_000 + random.nextInt(7_000) : 500 + random.nextInt(4_000);
                 instanceBusyUntil[target] = at + down + RESTART_ALLOWANCE_MS;
                 faults.add(new Fault(at, kind, target, null, down, 0, 0));
+            } else if (kind.holdsCommit()) {
+                // an instance that is up, and stays up while its COMMIT is held
+                List<Integer> free = freeInstances(at);
+                int target = free.get(random.nextInt(free.size()));
+                // above the instances' database timeout, so that the owner gives the COMMIT up as in doubt
+                long held = ChaosSettings.DATABASE_TIMEOUT.toMillis() + 500 + random.nextInt(1_500);
+                mysqlBusyUntil = at + COMMIT_CATCH_MS + held + 2_000;
+                instanceBusyUntil[target] = at + COMMIT_CATCH_MS + held;
+                faults.add(new Fault(at, kind, target, null, held, 0, 0));
             } else if (kind.onRedis()) {
                 long lasts = switch (kind) {
                     case REDIS_FLUSHED -> 0;

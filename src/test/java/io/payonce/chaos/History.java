@@ -62,11 +62,16 @@ final class History {
 
     /**
      * One copy of a request: which of the client's side-by-side copies sent it ({@code lane}: 0, or 0 to 2 for a
-     * double click), the way it took ({@code route}:
-     * a gateway or an instance directly), when it was sent, in which phase of the run, whether the client
-     * meant to hang up early, and what came back.
+     * double click), the way it took ({@code route}: a gateway, or {@code instance} directly, -1 through a
+     * gateway), when it was sent, in which phase of the run, whether the client meant to hang up early, what
+     * came back, and when on the machine's wall clock (the one MySQL's timestamps are read on).
      */
-    record Attempt(int lane, String route, boolean direct, long sentAtMs, String phase, boolean hangUp, Answer answer) {
+    record Attempt(int lane, String route, int instance, long sentAtMs, String phase, boolean hangUp, Answer answer,
+            long doneAtEpochMs) {
+
+        boolean direct() {
+            return instance >= 0;
+        }
 
         long doneAtMs() {
             return sentAtMs + answer.elapsedMs();
@@ -150,8 +155,12 @@ final class History {
         orders.add(seen);
     }
 
-    synchronized FaultWindow faultStarted(Fault fault) {
-        FaultWindow window = new FaultWindow(fault, nowMs());
+    FaultWindow faultStarted(Fault fault) {
+        return faultStarted(fault, nowMs());
+    }
+
+    synchronized FaultWindow faultStarted(Fault fault, long atMs) {
+        FaultWindow window = new FaultWindow(fault, atMs);
         faults.add(window);
         return window;
     }

@@ -29,7 +29,8 @@ final class Report {
     }
 
     static String of(ChaosSettings settings, FaultSchedule schedule, History history, FaultInjector faults,
-            Clients clients, Books books, List<Violation> violations, List<String> harness, Map<String, Double> timings) {
+            Clients clients, Books books, List<Violation> violations, List<String> harness, List<String> notes,
+            Map<String, Double> timings) {
         StringBuilder out = new StringBuilder();
         List<Request> requests = history.requests();
         int gateways = (settings.instances() + 1) / 2;
@@ -78,6 +79,9 @@ final class Report {
             out.append("  faults skipped: ").append(counts(history.skipped())).append('\n');
         }
         out.append("  answers: ").append(counts(answers)).append('\n');
+        for (String note : notes) {
+            out.append("  note: ").append(note).append('\n');
+        }
         for (String problem : harness) {
             out.append("  harness problem: ").append(problem).append('\n');
         }

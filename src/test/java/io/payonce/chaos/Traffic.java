@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.stream.IntStream;
 
 import io.payonce.chaos.History.Attempt;
 import io.payonce.chaos.History.OrderSeen;
@@ -32,8 +33,8 @@ final class Traffic {
     /** Share of copies sent to an instance directly: their waits are the service's own, not cut by nginx. */
     private static final int DIRECT_PERCENT = 30;
 
-    /** The way one copy takes: a gateway, or an instance directly. */
-    record Route(String name, Gateway gateway, AppProcess instance) {
+    /** The way one copy takes: a gateway, or an instance directly ({@code instanceIndex} in the deployment's, else -1). */
+    record Route(String name, Gateway gateway, AppProcess instance, int instanceIndex) {
 
         RequestSpecification spec(String merchant, Duration timeout) {
             if (gateway == null) {
@@ -45,10 +46,6 @@ final class Traffic {
                             .setParam("http.connection.timeout", 2_000)
                             .setParam("http.socket.timeout", ms)));
         }
-
-        boolean direct() {
-            return gateway == null;
-        }
     }
 
     private final List<Route> gatewayRoutes;
@@ -58,9 +55,10 @@ final class Traffic {
     Traffic(Deployment deployment, History history) {
         this.history = history;
         this.gatewayRoutes = deployment.gateways().stream()
-                .map(g -> new Route("gw" + deployment.gateways().indexOf(g), g, null)).toList();
-        this.directRoutes = deployment.instances().stream()
-                .map(i -> new Route("direct" + deployment.instances().indexOf(i), null, i)).toList();
+                .map(g -> new Route("gw" + deployment.gateways().indexOf(g), g, null, -1)).toList();
+        List<AppProcess> instances = deployment.instances();
+        this.directRoutes = IntStream.range(0, instances.size())
+                .mapToObj(i -> new Route("direct" + i, null, instances.get(i), i)).toList();
     }
 
     /**
@@ -86,7 +84,8 @@ final class Traffic {
     Answer pay(Request request, int lane, Route route, Duration timeout, boolean hangUp, String phase) {
         long sentAt = history.nowMs();
         Answer answer = Answer.of(() -> request.intent.on(route.spec(request.merchant, timeout)).post("/pay"));
-        request.add(new Attempt(lane, route.name(), route.direct(), sentAt, phase, hangUp, answer));
+        request.add(new Attempt(lane, route.name(), route.instanceIndex(), sentAt, phase, hangUp, answer,
+                System.currentTimeMillis()));
         if (Answers.isPaid(answer)) {
             history.sawOrder(new OrderSeen(request.merchant, request.intent.orderNo(), sentAt, history.nowMs(), "PAID",
                     -1, "200 to " + request.intent.requestNo()));
