@@ -2,6 +2,7 @@ package io.payonce.payment;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -147,8 +148,12 @@ public class PaymentExecutor {
     private record Refused(PayCommand cmd, TokenClaim claim, PayOutcome outcome) implements Step {
     }
 
-    /** The opening COMMIT went unanswered: resolve it for certain, then look whether it happened. */
-    private record LookAgain(PayCommand cmd, Ownership owner, long sinceNanos,
+    /**
+     * The opening COMMIT went unanswered: resolve it for certain, then look whether it happened, by the id
+     * its insert was given (a copy of the request may have opened a record of its own since, under the same
+     * first-claim epoch, had this opening rolled back).
+     */
+    private record LookAgain(PayCommand cmd, Ownership owner, long paymentId, long sinceNanos,
             Database.CommitUnknownException unknown) implements Step {
     }
 
@@ -255,19 +260,21 @@ public class PaymentExecutor {
     private Uni<Step> open(PayCommand cmd, TokenClaim claim) {
         long since = System.nanoTime();
         AtomicReference<Ownership> claimed = new AtomicReference<>();
+        AtomicLong inserted = new AtomicLong();
         return db.inTransaction(tx -> Uni.combine().all()
                 .unis(tokens.claimIn(tx, cmd.merchantId(), claim), orders.find(tx, cmd.merchantId(), cmd.orderNo()))
                 .with((owner, order) -> {
                     claimed.set(owner);
                     return order;
                 })
-                .flatMap(order -> openWith(tx, cmd, claimed.get(), order, since)))
+                .flatMap(order -> openWith(tx, cmd, claimed.get(), order, since, inserted)))
                 .onFailure(Stop.class).recoverWithItem(stop -> new Refused(cmd, claim, ((Stop) stop).outcome))
                 .onFailure(MysqlErrors::isDuplicateKey)
                 .recoverWithUni(dup -> requestNoTaken(cmd).map(outcome -> (Step) new Refused(cmd, claim, outcome)))
                 .onFailure(Database.CommitUnknownException.class).recoverWithItem(unknown -> {
                     LOG.warnf("the opening commit of %s went unanswered", cmd.requestNo());
-                    return new LookAgain(cmd, claimed.get(), since, (Database.CommitUnknownException) unknown);
+                    return new LookAgain(cmd, claimed.get(), inserted.get(), since,
+                            (Database.CommitUnknownException) unknown);
                 })
                 .onFailure(e -> !(e instanceof TokenTakenException))
                 .transform(e -> new TemporarilyUnavailableException("database unavailable before the charge", e));
@@ -279,7 +286,8 @@ public class PaymentExecutor {
      * the INSERT's answer: sent together, after a deadlock that rolled the INSERT's transaction back MySQL
      * would run the UPDATE on its own, in autocommit.
      */
-    private Uni<Step> openWith(SqlClient tx, PayCommand cmd, Ownership owner, Optional<Order> found, long since) {
+    private Uni<Step> openWith(SqlClient tx, PayCommand cmd, Ownership owner, Optional<Order> found, long since,
+            AtomicLong inserted) {
         if (found.isEmpty()) {
             return answerIn(tx, owner, new PayOutcome.OrderNotFound(cmd.orderNo(), cmd.requestNo()));
         }
@@ -289,6 +297,7 @@ public class PaymentExecutor {
         }
         return payments.insert(tx, cmd.merchantId(), cmd.requestNo(), cmd.orderNo(), cmd.token(),
                 order.amount(), order.currency(), lease, owner.epoch())
+                .invoke(inserted::set)
                 .flatMap(paymentId -> orders.transition(tx, order, OrderStatus.PENDING, OrderStatus.PAYING, UtcTime.now())
                         .map(moved -> {
                             if (!moved) {
@@ -371,15 +380,18 @@ public class PaymentExecutor {
                         LOG.warnf("the opening commit of %s is still in doubt: answered as processing", cmd.requestNo());
                         return Uni.createFrom().item((Step) new Processing(cmd.orderNo(), cmd.requestNo(), Optional.empty()));
                     }
-                    Optional<Payment> mine = resolved.get().filter(p -> cmd.token().equals(p.token()));
-                    if (mine.isEmpty()) {
+                    Optional<Payment> ofThisRequest = resolved.get().filter(p -> cmd.token().equals(p.token()));
+                    if (ofThisRequest.isEmpty()) {
+                        // nothing of this request's: the opening rolled back, and nothing can be charged under it
                         return Uni.createFrom().failure(
                                 new TemporarilyUnavailableException("the opening transaction did not commit", null));
                     }
-                    Payment payment = mine.get();
+                    Payment payment = ofThisRequest.get();
                     Held held = new Held(payment, again.owner().epoch(), true, Optional.of(again.owner()),
                             Optional.empty(), again.sinceNanos(), lease, Duration.ZERO);
-                    if (payment.epoch() != again.owner().epoch() || payment.status() != PaymentStatus.PROCESSING) {
+                    if (payment.id() != again.paymentId() || payment.epoch() != again.owner().epoch()
+                            || payment.status() != PaymentStatus.PROCESSING) {
+                        // another copy's record (this opening rolled back), taken over, or settled: its answer
                         return Uni.createFrom().item((Step) new Lost(held));
                     }
                     return db.bounded(orders.find(cmd.merchantId(), cmd.orderNo())).map(order -> order
@@ -524,7 +536,8 @@ public class PaymentExecutor {
     private Uni<Step> lost(Held held) {
         Payment p = held.payment();
         StoredResponse processing = renderer.render(new PayOutcome.Processing(p.orderNo(), p.requestNo()));
-        LOG.infof("%s was taken over from epoch %d: answering what the rows say", p.requestNo(), held.epoch());
+        LOG.infof("%s is no longer held under epoch %d by this owner: answering what the rows say", p.requestNo(),
+                held.epoch());
         return db.bounded(payments.find(p.merchantId(), p.requestNo()))
                 .flatMap(found -> found.filter(now -> now.status() != PaymentStatus.PROCESSING)
                         .map(settlement::storedAnswer)
