@@ -35,6 +35,8 @@ public class Waits {
     private static final Duration MAX_POLL = Duration.ofMillis(250);
     /** With pub/sub the wake-up comes first; polling is only a safety net. */
     private static final Duration MAX_POLL_LISTENING = Duration.ofSeconds(1);
+    /** How long past its deadline a copy waits for its watch's first look, within the contract's second. */
+    private static final Duration FIRST_LOOK_GRACE = Duration.ofMillis(900);
 
     private final TokenRepository tokens;
     private final RedisFastPath redis;
@@ -82,12 +84,20 @@ public class Waits {
         Waiter waiter = new Waiter(fingerprint, new CompletableFuture<>());
         Key key = new Key(merchantId, token);
         Watch watch = join(key, waiter);
+        long looksAtJoin = watch.looks.get();
+        CompletableFuture<Void> nextLook = watch.lookDone;
         waiting.incrementAndGet();
-        return Uni.createFrom().completionStage(waiter.answer())
+        // copies: a Uni cancelled by its timeout cancels the future it was made from
+        return Uni.createFrom().completionStage(waiter.answer().copy())
                 // the wait ends at its deadline with what the watch last saw, however the database behaves: a
                 // look the database holds up (for up to its timeout) answers nobody late
                 .ifNoItem().after(left.isNegative() || left.isZero() ? Duration.ofMillis(1) : left)
-                .recoverWithItem(() -> new Waited(new TokenFinding.Running(watch.interim), "deadline"))
+                .recoverWithUni(() -> (watch.looks.get() > looksAtJoin ? Uni.createFrom().voidItem()
+                        // a copy whose wait is over before its watch looked once (a wait of 0) gets one look
+                        : Uni.createFrom().completionStage(nextLook.copy()).ifNoItem().after(FIRST_LOOK_GRACE)
+                                .recoverWithItem((Void) null))
+                        .flatMap(looked -> waiter.answer().isDone() ? Uni.createFrom().completionStage(waiter.answer().copy())
+                                : Uni.createFrom().item(new Waited(new TokenFinding.Running(watch.interim), "deadline"))))
                 .onTermination().invoke(() -> {
                     waiting.decrementAndGet();
                     watch.waiters.remove(waiter);
@@ -116,6 +126,9 @@ public class Waits {
         final AtomicBoolean started = new AtomicBoolean();
         /** The first execution's interim answer (its 202), once any look saw one. */
         volatile StoredResponse interim;
+        /** Looks finished so far, and the one under way or next, for a waiter that needs a look before it ends. */
+        final java.util.concurrent.atomic.AtomicLong looks = new java.util.concurrent.atomic.AtomicLong();
+        volatile CompletableFuture<Void> lookDone = new CompletableFuture<>();
 
         Watch(Key key) {
             this.key = key;
@@ -129,7 +142,7 @@ public class Waits {
             CompletableFuture<Optional<String>> wake = wakeUps.register(key.merchantId(), key.token());
             // a look that failed (the database or Redis not answering) answers nobody: the waiters wait on, to
             // their deadline at most, where one whose first execution answered 202 gets that 202 again
-            look().onFailure().recoverWithItem(Optional.empty()).flatMap(row -> {
+            look().onFailure().recoverWithItem(Optional.empty()).invoke(this::looked).flatMap(row -> {
                 Duration cap = wakeUps.listening() ? MAX_POLL_LISTENING : MAX_POLL;
                 Duration next = delay.multipliedBy(2).compareTo(cap) < 0 ? delay.multipliedBy(2) : cap;
                 return Uni.createFrom().completionStage(wake).ifNoItem().after(delay).recoverWithItem(Optional.empty())
@@ -140,6 +153,13 @@ public class Waits {
                         });
             }).onTermination().invoke(() -> wakeUps.unregister(key.merchantId(), key.token(), wake))
                     .subscribe().with(this::round, failure -> round(MAX_POLL));
+        }
+
+        private void looked() {
+            CompletableFuture<Void> done = lookDone;
+            lookDone = new CompletableFuture<>();
+            looks.incrementAndGet();
+            done.complete(null);
         }
 
         /** True, and the watch gone, once no copy waits on it: a later copy starts a new one. */
