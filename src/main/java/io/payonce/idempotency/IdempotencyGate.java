@@ -3,6 +3,8 @@ package io.payonce.idempotency;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.function.Function;
+import java.util.function.IntFunction;
 
 import jakarta.inject.Singleton;
 
@@ -118,14 +120,14 @@ public class IdempotencyGate {
                         // the first execution answered 202 and runs on: nothing to claim, its answer to wait for
                         cached.get().responseFor(entrance.fingerprint());
                         metrics.stopped(Layer.REDIS);
-                        return await(entrance, claim, deadline, CLAIM_TRIES,
-                                tries -> own(entrance, claim, operation, deadline, tries));
+                        return await(entrance, deadline, CLAIM_TRIES,
+                                tries -> own(entrance, claim, operation, deadline, tries), Function.identity());
                     }
                     return redis.acquire(entrance.merchantId(), entrance.key()).flatMap(mayClaim -> {
                         if (!mayClaim) {
                             metrics.stopped(Layer.REDIS);
-                            return await(entrance, claim, deadline, CLAIM_TRIES,
-                                    tries -> own(entrance, claim, operation, deadline, tries));
+                            return await(entrance, deadline, CLAIM_TRIES,
+                                    tries -> own(entrance, claim, operation, deadline, tries), Function.identity());
                         }
                         return own(entrance, claim, operation, deadline, CLAIM_TRIES);
                     });
@@ -151,34 +153,26 @@ public class IdempotencyGate {
      */
     private Uni<Reply> own(Entrance entrance, TokenClaim claim, Operation operation, Instant deadline, int triesLeft) {
         Uni<Reply> owned = attempt(entrance, claim, operation, deadline, triesLeft)
-                .call(answer -> switch (answer.kind()) {
-                    case REPLAYED -> redis.disown(entrance.merchantId(), entrance.key());
-                    case UNSTORED -> released(entrance);
-                    case FINAL, INTERIM -> publish(entrance.merchantId(), entrance.key(), entrance.fingerprint(),
-                            answer.response(), cacheUntil(entrance, claim));
-                })
-                .map(answer -> new Reply(answer.response(), answer.kind() == Handed.REPLAYED))
+                .call(owner -> owner.replayed() ? redis.disown(entrance.merchantId(), entrance.key())
+                        : switch (owner.answer().kind()) {
+                            case UNSTORED -> released(entrance);
+                            case FINAL, INTERIM -> publish(entrance.merchantId(), entrance.key(), entrance.fingerprint(),
+                                    owner.answer().response(), cacheUntil(entrance, claim));
+                        })
+                .map(owner -> new Reply(owner.answer().response(), owner.replayed()))
                 .onFailure().call(e -> released(entrance));
         return Uni.createFrom().completionStage(owned.subscribeAsCompletionStage().thenApply(reply -> reply));
     }
 
-    /** How the answer of a copy that went the owner's way came to it. */
-    private enum Handed {
-        FINAL, INTERIM, UNSTORED, REPLAYED
-    }
+    /** The answer of a copy that went the owner's way: its operation's, or another copy's it replays. */
+    private record OwnedAnswer(OwnerAnswer answer, boolean replayed) {
 
-    private record OwnedAnswer(StoredResponse response, Handed kind) {
-
-        static OwnedAnswer of(OwnerAnswer answer) {
-            return new OwnedAnswer(answer.response(), switch (answer.kind()) {
-                case FINAL -> Handed.FINAL;
-                case INTERIM -> Handed.INTERIM;
-                case UNSTORED -> Handed.UNSTORED;
-            });
+        static OwnedAnswer ran(OwnerAnswer answer) {
+            return new OwnedAnswer(answer, false);
         }
 
         static OwnedAnswer replayed(Reply reply) {
-            return new OwnedAnswer(reply.response(), Handed.REPLAYED);
+            return new OwnedAnswer(OwnerAnswer.stored(reply.response()), true);
         }
     }
 
@@ -188,36 +182,25 @@ public class IdempotencyGate {
     private Uni<OwnedAnswer> attempt(Entrance entrance, TokenClaim claim, Operation operation, Instant deadline,
             int triesLeft) {
         return operation.run(claim)
-                .map(OwnedAnswer::of)
+                .map(OwnedAnswer::ran)
                 .onFailure(TokenTakenException.class).recoverWithUni(taken -> unavailableWhenFailing(db.bounded(
                         tokens.find(entrance.merchantId(), entrance.key(), entrance.fingerprint())))
                         .flatMap(finding -> switch (finding) {
                             case TokenFinding.Vacant vacant -> triesLeft > 0
                                     ? attempt(entrance, claim.onExistingRow(), operation, deadline, triesLeft - 1)
-                                    : await(entrance, claim, deadline, 0, tries -> Uni.createFrom().failure(
-                                            new RequestInProgressException())).map(OwnedAnswer::replayed);
+                                    : await(entrance, deadline, 0, tries -> Uni.createFrom().failure(
+                                            new RequestInProgressException()), OwnedAnswer::replayed);
                             case TokenFinding.Finished finished -> {
                                 metrics.stopped(Layer.TOKEN);
                                 yield replay(finished.response(), "mysql").map(OwnedAnswer::replayed);
                             }
                             case TokenFinding.Running running -> {
                                 metrics.stopped(Layer.TOKEN);
-                                yield awaitOwning(entrance, claim, operation, deadline, triesLeft);
+                                // released meanwhile, this copy tries its claim again
+                                yield await(entrance, deadline, triesLeft, tries -> attempt(entrance,
+                                        claim.onExistingRow(), operation, deadline, tries), OwnedAnswer::replayed);
                             }
                         }));
-    }
-
-    /** {@link #await} by a copy on its way to owning the token: released meanwhile, it tries its claim again. */
-    private Uni<OwnedAnswer> awaitOwning(Entrance entrance, TokenClaim claim, Operation operation, Instant deadline,
-            int triesLeft) {
-        Uni<OwnedAnswer> waited = unavailableWhenFailing(waits.await(entrance.merchantId(), entrance.key(),
-                entrance.fingerprint(), deadline)).flatMap(w -> switch (w.finding()) {
-                    case TokenFinding.Vacant vacant -> triesLeft > 0
-                            ? attempt(entrance, claim.onExistingRow(), operation, deadline, triesLeft - 1)
-                            : Uni.createFrom().failure(new RequestInProgressException());
-                    default -> answerWaited(w).map(OwnedAnswer::replayed);
-                });
-        return waited;
     }
 
     /**
@@ -226,13 +209,13 @@ public class IdempotencyGate {
      * before anything irreversible, this copy may claim it ({@code onVacant}), a few times at most, so that
      * copies losing every race to a release cannot go round for ever.
      */
-    private Uni<Reply> await(Entrance entrance, TokenClaim claim, Instant deadline, int triesLeft,
-            java.util.function.IntFunction<Uni<Reply>> onVacant) {
+    private <T> Uni<T> await(Entrance entrance, Instant deadline, int triesLeft, IntFunction<Uni<T>> onVacant,
+            Function<Reply, T> answered) {
         return unavailableWhenFailing(waits.await(entrance.merchantId(), entrance.key(), entrance.fingerprint(), deadline))
                 .flatMap(waited -> waited.finding() instanceof TokenFinding.Vacant
                         ? (triesLeft > 0 ? onVacant.apply(triesLeft - 1)
                                 : Uni.createFrom().failure(new RequestInProgressException()))
-                        : answerWaited(waited));
+                        : answerWaited(waited).map(answered));
     }
 
     /** A wait that ended with the first execution's answer, or at its deadline while it still runs. */
