@@ -98,7 +98,10 @@ public final class RedisCluster implements AutoCloseable {
     public SlotMove beginSlotMove(String key, String... keysMovedNow) {
         int slot = slotOf(key);
         int from = masterOfSlot(slot);
-        int to = liveMasters().stream().mapToInt(RedisCluster::portOf).filter(port -> port != from).findFirst()
+        // a node's own ROLE, not another node's gossip: right after a failover the gossip still names the
+        // demoted master, which refuses SETSLOT
+        int to = liveMasters().stream().mapToInt(RedisCluster::portOf).filter(port -> port != from)
+                .filter(port -> cli(port, "ROLE").trim().startsWith("master")).findFirst()
                 .orElseThrow(() -> new IllegalStateException("no other master to move slot " + slot + " to"));
         SlotMove move = new SlotMove(slot, from, cli(from, "CLUSTER", "MYID"), to, cli(to, "CLUSTER", "MYID"));
         expectOk(to, "CLUSTER", "SETSLOT", Integer.toString(slot), "IMPORTING", move.fromId());
