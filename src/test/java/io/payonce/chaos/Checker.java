@@ -77,11 +77,6 @@ final class Checker {
     private static final long MYSQL_MARGIN_MS = 2_000;
     /** A paused instance's lateness is excused this long after it went on: it works off what piled up. */
     private static final long PAUSE_MARGIN_MS = 2_000;
-    /**
-     * The gateway's proxy_read_timeout (src/main/docker/nginx/payonce.conf): a copy through it answered sooner
-     * was answered by the one instance it reached first, with no try on another hidden behind it.
-     */
-    private static final long GATEWAY_READ_TIMEOUT_MS = 1_500;
 
     /** One breach: its name, the request (or order) it concerns, what was seen, and when. */
     record Violation(String name, Request request, String orderKey, String detail, long atMs) {
@@ -122,7 +117,6 @@ final class Checker {
     private void checkRequests() {
         List<FaultWindow> mysqlFaults = history.faults().stream().filter(w -> w.kind().onMysql()).toList();
         List<FaultWindow> pauses = history.faults().stream().filter(w -> w.kind() == Kind.OWNER_PAUSED).toList();
-        List<FaultWindow> instanceFaults = history.faults().stream().filter(w -> w.kind().onInstance()).toList();
         for (Request request : history.requests()) {
             List<Attempt> attempts = request.attempts();
             List<Attempt> finals = attempts.stream().filter(a -> Answers.isFinal(a.answer())).toList();
@@ -159,7 +153,7 @@ final class Checker {
                     break;
                 }
             }
-            checkNothingOpenedBefore503(request, attempts, instanceFaults);
+            checkNothingOpenedBefore503(request, attempts);
             for (Attempt attempt : attempts) {
                 String slow = slowWait(attempt, mysqlFaults, pauses);
                 if (slow != null) {
@@ -194,12 +188,12 @@ final class Checker {
      * unless it is sent again: the latest such answer before which every copy sent was answered so too, by the
      * one instance it reached, leaves no payment record opened before it standing.
      */
-    private void checkNothingOpenedBefore503(Request request, List<Attempt> attempts, List<FaultWindow> instanceFaults) {
+    private void checkNothingOpenedBefore503(Request request, List<Attempt> attempts) {
         Attempt latest = null;
         for (Attempt candidate : attempts) {
-            if (tells503(candidate, instanceFaults) && (latest == null || candidate.doneAtMs() > latest.doneAtMs())
+            if (tells503(candidate) && (latest == null || candidate.doneAtMs() > latest.doneAtMs())
                     && attempts.stream().filter(a -> a.sentAtMs() <= candidate.doneAtMs())
-                            .allMatch(a -> tells503(a, instanceFaults))) {
+                            .allMatch(Checker::tells503)) {
                 latest = candidate;
             }
         }
@@ -221,16 +215,12 @@ final class Checker {
 
     /**
      * The service's 503 temporarily_unavailable, from the one instance the copy reached: sent there directly, or
-     * through a gateway that had no reason to try another (answered before its read timeout, with no instance
-     * stopped or paused meanwhile).
+     * through a gateway, which passes a request on to another instance only when the first never received it
+     * (src/main/docker/nginx/payonce.conf), so that no try on another is hidden behind its answer.
      */
-    private static boolean tells503(Attempt attempt, List<FaultWindow> instanceFaults) {
+    private static boolean tells503(Attempt attempt) {
         Answer answer = attempt.answer();
-        if (answer.status() != 503 || !"temporarily_unavailable".equals(Answers.code(answer))) {
-            return false;
-        }
-        return attempt.direct() || (answer.elapsedMs() < GATEWAY_READ_TIMEOUT_MS
-                && instanceFaults.stream().noneMatch(w -> w.overlaps(attempt.sentAtMs(), attempt.doneAtMs(), 0)));
+        return answer.status() == 503 && "temporarily_unavailable".equals(Answers.code(answer));
     }
 
     /** Why the attempt outlasted its bound, or null when it did not, or is not held to one. */

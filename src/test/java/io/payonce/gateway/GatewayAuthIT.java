@@ -1,10 +1,9 @@
 package io.payonce.gateway;
 
+import static io.payonce.gateway.ProblemAnswer.assertProblem;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.Map;
@@ -142,18 +141,6 @@ class GatewayAuthIT {
         assertEquals(200, behaviour.statusCode(), behaviour.asString());
         assertEquals("ok", behaviour.path("mode"));
         assertEquals(0, (int) behaviour.path("count"));
-    }
-
-    /** A problem+json answer with every member the contract names. */
-    private static void assertProblem(Response response, int status, String code) {
-        String body = response.asString();
-        assertEquals(status, response.statusCode(), body);
-        assertTrue(response.contentType().startsWith("application/problem+json"), response.contentType());
-        assertEquals("urn:payonce:problem:" + code, response.path("type"), body);
-        assertFalse(((String) response.path("title")).isBlank(), body);
-        assertEquals(status, (int) response.path("status"), body);
-        assertFalse(((String) response.path("detail")).isBlank(), body);
-        assertEquals(code, response.path("code"), body);
     }
 
     /** The instance itself, asked as {@code merchant}, knows no such order. */

@@ -7,6 +7,7 @@ import java.io.FileReader;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,6 +36,7 @@ public final class AppProcess implements AutoCloseable {
     private final int port;
     private final int managementPort;
     private final Map<String, String> env;
+    private Path certificates;
     private int starts;
     private Process process;
 
@@ -64,6 +66,30 @@ public final class AppProcess implements AutoCloseable {
         return env("PAYONCE_CHANNEL_URL", url);
     }
 
+    /**
+     * Serves the business API over TLS only, requiring a client certificate of the CA in {@code certificates}
+     * (payonce.gateway.client-auth=mtls), with the instance's certificate and key from there: a directory
+     * {@code scripts/dev-ca.sh} made.
+     */
+    public AppProcess mtls(Path certificates) {
+        this.certificates = certificates;
+        return env("PAYONCE_GATEWAY_CLIENT_AUTH", "mtls")
+                .env("PAYONCE_GATEWAY_TLS_CERTIFICATE", certificates.resolve("service.crt").toString())
+                .env("PAYONCE_GATEWAY_TLS_KEY", certificates.resolve("service.key").toString())
+                .env("PAYONCE_GATEWAY_TLS_CA", certificates.resolve("ca.crt").toString());
+    }
+
+    /** The value this instance's start gives {@code variable} of its own, or null. */
+    public String setting(String variable) {
+        return env.get(variable);
+    }
+
+    /** The certificates directory of {@link #mtls}, or null when the instance serves plain HTTP. */
+    public Path certificates() {
+        return certificates;
+    }
+
+    /** The business port: plain HTTP, or TLS only with {@link #mtls}. */
     public int port() {
         return port;
     }
@@ -75,7 +101,7 @@ public final class AppProcess implements AutoCloseable {
 
     /** The base URL of this instance's own sandbox channel, for other instances to charge through. */
     public String sandboxUrl() {
-        return "http://127.0.0.1:" + port + "/sandbox";
+        return (certificates == null ? "http" : "https") + "://127.0.0.1:" + port + "/sandbox";
     }
 
     /** Starts the process without waiting for it; see {@link #awaitReady()}. */

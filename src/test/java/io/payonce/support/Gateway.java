@@ -5,33 +5,38 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Assumptions;
 
 import io.restassured.specification.RequestSpecification;
 
 /**
- * Debian's nginx running the shipped {@code src/main/docker/nginx/payonce.conf} on a free loopback port, its
- * placeholders filled with the instances' ports and a key file of its own: one random API key for each
- * merchant a test names. Configuration, key file and logs go to a temporary directory, which failures name.
+ * Debian's nginx running the shipped gateway on a free loopback port: {@code src/main/docker/nginx/payonce.conf}
+ * rendered by {@code scripts/gateway.sh render}, the renderer an operator runs, for the instances' ports, their
+ * client-auth mode and a key file of its own: one random API key for each merchant a test names.
+ * Configuration, key file and logs go to a temporary directory, which failures name.
  */
 public final class Gateway implements AutoCloseable {
 
     private static final File NGINX = new File("/usr/sbin/nginx");
-    private static final Path CONF = Path.of("src/main/docker/nginx/payonce.conf");
-    private static final Pattern PLACEHOLDER = Pattern.compile("@[A-Z_]+@");
+    private static final String RENDERER = "scripts/gateway.sh";
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final Duration LISTEN_BOUND = Duration.ofSeconds(10);
+    private static final Duration RENDER_BOUND = Duration.ofSeconds(30);
+    /** The instances' bounds that the renderer derives the gateway's timeouts from, as it reads them. */
+    private static final List<String> BOUNDS = List.of("PAYONCE_IDEMPOTENCY_WAIT_TIMEOUT", "PAYONCE_CHANNEL_TIMEOUT",
+            "PAYONCE_DATABASE_TIMEOUT");
 
     private final Path dir;
     private final int port;
@@ -52,10 +57,39 @@ public final class Gateway implements AutoCloseable {
 
     /**
      * Starts nginx in front of {@code first} and {@code second} (one instance twice to put it alone behind
-     * the gateway), with an API key for each of {@code merchants}, and waits until it listens.
+     * the gateway), speaking to them as their client-auth mode asks and waiting for them as their bounds
+     * ask, with an API key for each of {@code merchants}, and waits until it listens.
      */
     public static Gateway start(AppProcess first, AppProcess second, String... merchants) throws IOException,
             InterruptedException {
+        if (first.certificates() != second.certificates()) {
+            throw new IllegalArgumentException(first + " and " + second + " differ in client-auth mode");
+        }
+        Map<String, String> bounds = new LinkedHashMap<>();
+        for (String bound : BOUNDS) {
+            if (first.setting(bound) != null) {
+                bounds.put(bound, first.setting(bound));
+            }
+        }
+        return start(List.of(first.port(), second.port()), first.certificates(), bounds, merchants);
+    }
+
+    /**
+     * Starts nginx in front of the instances on {@code ports} of the loopback address: over mTLS with the
+     * gateway's certificate of {@code certificates} (a {@code scripts/dev-ca.sh} directory), or over plain
+     * HTTP when it is null.
+     */
+    public static Gateway start(List<Integer> ports, Path certificates, String... merchants) throws IOException,
+            InterruptedException {
+        return start(ports, certificates, Map.of(), merchants);
+    }
+
+    /**
+     * As above, for instances whose bounds are {@code bounds}: the variables of {@link #BOUNDS} as the instances
+     * were given them, from which the renderer derives the gateway's timeouts.
+     */
+    public static Gateway start(List<Integer> ports, Path certificates, Map<String, String> bounds,
+            String... merchants) throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("payonce-nginx");
         Map<String, String> keyByMerchant = new LinkedHashMap<>();
         StringBuilder keyFile = new StringBuilder();
@@ -67,22 +101,15 @@ public final class Gateway implements AutoCloseable {
         Path keys = dir.resolve("api-keys");
         Files.writeString(keys, keyFile);
         int port = AppProcess.freePort();
-        String conf = Files.readString(CONF)
-                .replace("@ERROR_LOG@", dir.resolve("error.log").toString())
-                .replace("@ACCESS_LOG@", dir.resolve("access.log").toString())
-                .replace("@PID_FILE@", dir.resolve("nginx.pid").toString())
-                .replace("@TEMP_DIR@", dir.toString())
-                .replace("@API_KEYS@", keys.toString())
-                .replace("@PORT_A@", Integer.toString(first.port()))
-                .replace("@PORT_B@", Integer.toString(second.port()))
-                .replace("@LISTEN_PORT@", Integer.toString(port));
-        Matcher left = PLACEHOLDER.matcher(conf);
-        if (left.find()) {
-            throw new IllegalStateException(CONF + " has a placeholder this helper does not fill: " + left.group());
+        List<String> render = new ArrayList<>(List.of(RENDERER, "render", "--dir", dir.toString(), "--keys",
+                keys.toString(), "--listen", "127.0.0.1:" + port));
+        for (int upstream : ports) {
+            render.addAll(List.of("--upstream", "127.0.0.1:" + upstream));
         }
-        Path confFile = dir.resolve("nginx.conf");
-        Files.writeString(confFile, conf);
-        Process process = new ProcessBuilder(NGINX.getPath(), "-p", dir.toString(), "-c", confFile.toString(), "-g",
+        render.addAll(certificates == null ? List.of("--client-auth", "none")
+                : List.of("--client-auth", "mtls", "--certs", certificates.toString()));
+        Path conf = Path.of(run(render, bounds, dir));
+        Process process = new ProcessBuilder(NGINX.getPath(), "-p", dir.toString(), "-c", conf.toString(), "-g",
                 "daemon off;").redirectErrorStream(true).redirectOutput(dir.resolve("stdout.log").toFile()).start();
         Gateway gateway = new Gateway(dir, port, keyByMerchant, process);
         try {
@@ -105,6 +132,10 @@ public final class Gateway implements AutoCloseable {
             throw new IllegalArgumentException("no API key for " + merchant + "; start the gateway with it");
         }
         return key;
+    }
+
+    public int port() {
+        return port;
     }
 
     /** A request to the gateway carrying no API key. */
@@ -141,6 +172,23 @@ public final class Gateway implements AutoCloseable {
                 return false;
             }
         });
+    }
+
+    /** Runs {@code command}, answering its standard output's last line; fails with its output otherwise. */
+    private static String run(List<String> command, Map<String, String> bounds, Path dir) throws IOException,
+            InterruptedException {
+        Path output = dir.resolve("render.log");
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
+        builder.environment().keySet().removeAll(BOUNDS);
+        builder.environment().putAll(bounds);
+        Process process = builder.start();
+        boolean ended = process.waitFor(RENDER_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+        List<String> lines = Files.readAllLines(output, StandardCharsets.UTF_8);
+        if (!ended || process.exitValue() != 0 || lines.isEmpty()) {
+            process.destroyForcibly();
+            throw new IllegalStateException(String.join(" ", command) + " failed: " + String.join("\n", lines));
+        }
+        return lines.get(lines.size() - 1);
     }
 
     /** 256 random bits as lowercase hex, as api-keys.example asks of a real key. */
