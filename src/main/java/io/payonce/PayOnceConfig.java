@@ -1,5 +1,6 @@
 package io.payonce;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -29,6 +30,8 @@ public interface PayOnceConfig {
     Database database();
 
     Http http();
+
+    Gateway gateway();
 
     interface Token {
         /** A day covers every client retry policy we know of (mobile apps retry for hours at most). */
@@ -65,8 +68,11 @@ public interface PayOnceConfig {
     }
 
     interface Channel {
-        /** The built-in sandbox of this very instance, so the service runs out of the box. */
-        @WithDefault("http://localhost:${quarkus.http.port}/sandbox")
+        /**
+         * The built-in sandbox of this very instance, so the service runs out of the box: on its business
+         * port, over https under client-auth mtls (application.properties' client-auth table).
+         */
+        @WithDefault("${client-auth.${payonce.gateway.client-auth}.scheme}://localhost:${quarkus.http.port}/sandbox")
         String url();
 
         /** Providers answer in well under a second; five covers their slow tail without holding clients long. */
@@ -145,6 +151,47 @@ public interface PayOnceConfig {
          */
         @WithDefault("10s")
         Duration bodyTimeout();
+    }
+
+    interface Gateway {
+
+        /**
+         * The TLS registry's configuration ({@code quarkus.tls.payonce.*}) that the business port serves and
+         * the channel client presents to the sandbox under {@link ClientAuth#MTLS}.
+         */
+        String TLS_CONFIGURATION = "payonce";
+
+        /**
+         * Who may call the business API. {@code mtls} in production: the service believes its merchant header
+         * as it comes, so only a caller with a client certificate of the operator's CA (the gateway) may
+         * reach it; {@code none} where the operator vouches for the network (dev, test, a sidecar).
+         */
+        @WithDefault("mtls")
+        ClientAuth clientAuth();
+
+        /**
+         * The PEM files of {@link ClientAuth#MTLS}, none by default: they belong to the deployment, never to
+         * the package. GatewayTlsKeys hands them to the TLS registry.
+         */
+        Tls tls();
+
+        interface Tls {
+            /** The instance's certificate: served on the business port, presented by the channel client to the sandbox. */
+            Optional<Path> certificate();
+
+            /** The certificate's private key (PKCS#8 or PKCS#1). */
+            Optional<Path> key();
+
+            /** The operator's CA: the gateway's client certificate must chain to it, and so must the sandbox's. */
+            Optional<Path> ca();
+        }
+
+        enum ClientAuth {
+            /** The business API over TLS only, a client certificate of the operator's CA required. */
+            MTLS,
+            /** Plain HTTP, the merchant header trusted as sent. */
+            NONE
+        }
     }
 
     interface Database {

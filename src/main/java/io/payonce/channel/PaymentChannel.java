@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.UnknownHostException;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -20,8 +21,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.payonce.PayOnceConfig;
+import io.payonce.PayOnceConfig.Gateway.ClientAuth;
 import io.quarkus.rest.client.reactive.QuarkusRestClientBuilder;
 import io.quarkus.runtime.StartupEvent;
+import io.quarkus.tls.TlsConfiguration;
+import io.quarkus.tls.TlsConfigurationRegistry;
 import io.smallrye.mutiny.Uni;
 
 /**
@@ -37,11 +41,13 @@ public class PaymentChannel {
 
     private final PayOnceConfig config;
     private final ObjectMapper json;
+    private final TlsConfigurationRegistry tls;
     private volatile ChannelApi api;
 
-    PaymentChannel(PayOnceConfig config, ObjectMapper json) {
+    PaymentChannel(PayOnceConfig config, ObjectMapper json, TlsConfigurationRegistry tls) {
         this.config = config;
         this.json = json;
+        this.tls = tls;
     }
 
     /** Sends the charge; the channel's idempotency makes sending the same number again safe. */
@@ -173,13 +179,29 @@ public class PaymentChannel {
                 request.getHeaders().putSingle(header, merchant);
             }
         };
-        return QuarkusRestClientBuilder.newBuilder()
-                .baseUri(URI.create(config.channel().url()))
+        URI url = URI.create(config.channel().url());
+        QuarkusRestClientBuilder builder = QuarkusRestClientBuilder.newBuilder()
+                .baseUri(url)
                 .connectTimeout(timeoutMs, TimeUnit.MILLISECONDS)
                 .readTimeout(timeoutMs, TimeUnit.MILLISECONDS)
                 .disableDefaultMapper(true)
                 .property(QuarkusRestClientProperties.CONNECTION_POOL_SIZE, config.channel().maxConnections())
-                .register(renameMerchantHeader)
-                .build(ChannelApi.class);
+                .register(renameMerchantHeader);
+        sandboxTls(url).ifPresent(builder::tlsConfiguration);
+        return builder.build(ChannelApi.class);
+    }
+
+    /**
+     * The instance's own certificate and the operator's CA, for a sandbox under client-auth mtls: its
+     * business port, where the sandbox is served, takes only callers with a certificate of that CA, and
+     * presents one of it. A provider's channel (the sandbox off) is called with the JVM's trust, as the
+     * operator's CA is not the provider's and the instance's certificate is nothing to the provider.
+     */
+    private Optional<TlsConfiguration> sandboxTls(URI url) {
+        if (config.gateway().clientAuth() != ClientAuth.MTLS || !config.sandbox().enabled()
+                || !"https".equalsIgnoreCase(url.getScheme())) {
+            return Optional.empty();
+        }
+        return tls.get(PayOnceConfig.Gateway.TLS_CONFIGURATION);
     }
 }

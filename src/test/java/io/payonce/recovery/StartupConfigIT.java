@@ -74,6 +74,24 @@ class StartupConfigIT {
         }
     }
 
+    /**
+     * payonce.gateway.client-auth=mtls (the production default) with no certificate, key or CA: the instance
+     * would otherwise have nothing to serve the business API with but plain HTTP, which mtls forbids.
+     */
+    @Test
+    void mtlsWithoutCertificates_refusesToStart_namingTheKeys() throws Exception {
+        // given
+        try (AppProcess app = AppProcess.named("config-mtls-without-certificates")
+                .env("PAYONCE_GATEWAY_CLIENT_AUTH", "mtls")) {
+            // when
+            boolean ready = startAndAwaitReadyOrExit(app);
+
+            // then
+            assertRefused(app, ready, "payonce.gateway.client-auth", "payonce.gateway.tls.certificate",
+                    "payonce.gateway.tls.key", "payonce.gateway.tls.ca");
+        }
+    }
+
     /** The control: the refusals above come from the comparison, not from a short min-age as such. */
     @Test
     void minAgeAboveAShorterChannelTimeout_startsAndIsReady() throws Exception {
