@@ -16,30 +16,49 @@ import io.quarkus.smallrye.openapi.OpenApiFilter;
 
 /**
  * The answers any request can get, added to every operation of the OpenAPI document so that each lists
- * them: {@link RequestLimits}' refusals ahead of every route, {@link ProblemMapper}'s for faults, and the
- * sandbox's {@code 404 not_found} while it is disabled. Each is a response of {@code META-INF/openapi.yaml};
- * where an operation declares that status already, the code's example joins its own.
+ * them: {@link RequestLimits}' refusals ahead of every route, {@link ProblemMapper}'s for faults, the
+ * sandbox's {@code 404 not_found} while it is disabled, and, for the business API that clients reach only
+ * through the gateway (src/main/docker/nginx/payonce.conf), the gateway's own answers: its {@code 401} for a
+ * missing or unknown API key (the instance's {@code merchant_required} cannot reach a client there, as the
+ * gateway sets the merchant header), {@code 502} and {@code 504}. Each is a response of
+ * {@code META-INF/openapi.yaml}; where an operation declares that status already, the code's example joins its
+ * own.
  */
 @OpenApiFilter(OpenApiFilter.RunStage.BUILD)
 public class CommonAnswers implements OASFilter {
 
+    /** Where an operation is called: the sandbox at an instance itself, everything else through the gateway. */
+    private enum Reached {
+        THROUGH_GATEWAY,
+        AT_INSTANCE,
+        EITHER;
+
+        boolean includes(String path) {
+            boolean sandbox = path.startsWith("/sandbox/");
+            return this == EITHER || (this == AT_INSTANCE) == sandbox;
+        }
+    }
+
     /**
-     * The operations under {@code paths} answer {@code status} with {@code code} (the example's name);
+     * The operations {@code reached} so answer {@code status} with {@code code} (the example's name);
      * {@code response} answers it alone.
      */
-    private record Answer(String paths, String status, String code, String response) {
+    private record Answer(Reached reached, String status, String code, String response) {
     }
 
     private static final List<Answer> ANSWERS = List.of(
-            new Answer("/", "400", "idempotency_key_repeated", "IdempotencyKeyRepeated"),
-            new Answer("/", "401", "merchant_required", "MerchantRequired"),
-            new Answer("/sandbox/", "404", "not_found", "SandboxDisabled"),
-            new Answer("/", "406", "not_acceptable", "NotAcceptable"),
-            new Answer("/", "408", "body_timeout", "BodyTimeout"),
-            new Answer("/", "411", "length_required", "LengthRequired"),
-            new Answer("/", "413", "body_too_large", "BodyTooLarge"),
-            new Answer("/", "500", "internal_error", "InternalError"),
-            new Answer("/", "503", "temporarily_unavailable", "TemporarilyUnavailable"));
+            new Answer(Reached.EITHER, "400", "idempotency_key_repeated", "IdempotencyKeyRepeated"),
+            new Answer(Reached.THROUGH_GATEWAY, "401", "unauthenticated", "Unauthenticated"),
+            new Answer(Reached.AT_INSTANCE, "401", "merchant_required", "MerchantRequired"),
+            new Answer(Reached.AT_INSTANCE, "404", "not_found", "SandboxDisabled"),
+            new Answer(Reached.EITHER, "406", "not_acceptable", "NotAcceptable"),
+            new Answer(Reached.EITHER, "408", "body_timeout", "BodyTimeout"),
+            new Answer(Reached.EITHER, "411", "length_required", "LengthRequired"),
+            new Answer(Reached.EITHER, "413", "body_too_large", "BodyTooLarge"),
+            new Answer(Reached.EITHER, "500", "internal_error", "InternalError"),
+            new Answer(Reached.THROUGH_GATEWAY, "502", "bad_gateway", "BadGateway"),
+            new Answer(Reached.EITHER, "503", "temporarily_unavailable", "TemporarilyUnavailable"),
+            new Answer(Reached.THROUGH_GATEWAY, "504", "gateway_timeout", "GatewayTimeout"));
 
     @Override
     public void filterOpenAPI(OpenAPI openAPI) {
@@ -51,7 +70,7 @@ public class CommonAnswers implements OASFilter {
     private static void add(String path, Operation operation, Map<String, APIResponse> shared) {
         APIResponses responses = operation.getResponses();
         for (Answer answer : ANSWERS) {
-            if (!path.startsWith(answer.paths())) {
+            if (!answer.reached().includes(path)) {
                 continue;
             }
             APIResponse declared = responses.getAPIResponse(answer.status());

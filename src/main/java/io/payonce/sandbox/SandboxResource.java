@@ -29,6 +29,7 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 import io.payonce.PayOnceConfig;
@@ -48,6 +49,8 @@ import io.smallrye.mutiny.Uni;
 @Path("/sandbox")
 @Produces(MediaType.APPLICATION_JSON)
 @Tag(name = "Sandbox")
+// called at an instance, never through the gateway: the merchant header, not the gateway's API key
+@SecurityRequirement(name = "merchant")
 public class SandboxResource {
 
     private final Merchants merchants;

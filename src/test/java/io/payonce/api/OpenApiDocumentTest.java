@@ -64,17 +64,36 @@ class OpenApiDocumentTest {
         }
     }
 
+    /**
+     * The business API as clients meet it at the gateway: the API key it takes, and its own answers; the
+     * sandbox as a test deployment meets it at an instance: the merchant header.
+     */
     @Test
     void everyOperation_isNamedTaggedAndSecured_andAnswersItsSuccessWithASchema() {
-        JsonNode scheme = document.root().at("/components/securitySchemes/merchant");
+        JsonNode apiKey = document.root().at("/components/securitySchemes/api_key");
+        JsonNode merchant = document.root().at("/components/securitySchemes/merchant");
         List<Executable> checks = new ArrayList<>(List.of(
-                () -> assertEquals("apiKey", scheme.path("type").asText()),
-                () -> assertEquals("header", scheme.path("in").asText()),
-                () -> assertEquals("X-Merchant-Id", scheme.path("name").asText()),
-                () -> assertTrue(document.root().path("security").toString().contains("\"merchant\""),
-                        "every operation needs the merchant")));
+                () -> assertEquals("apiKey", apiKey.path("type").asText()),
+                () -> assertEquals("header", apiKey.path("in").asText()),
+                () -> assertEquals("X-Api-Key", apiKey.path("name").asText()),
+                () -> assertEquals("apiKey", merchant.path("type").asText()),
+                () -> assertEquals("header", merchant.path("in").asText()),
+                () -> assertEquals("X-Merchant-Id", merchant.path("name").asText()),
+                () -> assertEquals("[{\"api_key\":[]}]", document.root().path("security").toString(),
+                        "every call through the gateway needs the API key")));
         Set<String> ids = new HashSet<>();
         for (Operation op : document.operations()) {
+            if (op.path().startsWith("/sandbox/")) {
+                checks.add(() -> assertEquals("[{\"merchant\":[]}]", op.node().path("security").toString(),
+                        op.name() + ": at an instance, the merchant header"));
+                checks.add(() -> assertEquals(Set.of("merchant_required"), document.codes(op, "401"), op.name()));
+            } else {
+                checks.add(() -> assertTrue(op.node().path("security").isMissingNode(), op.name() + ": the API key"));
+                checks.add(() -> assertEquals(Set.of("unauthenticated", "merchant_mismatch"), document.codes(op, "401"),
+                        op.name() + ": the gateway's 401"));
+                checks.add(() -> assertEquals(Set.of("bad_gateway"), document.codes(op, "502"), op.name()));
+                checks.add(() -> assertEquals(Set.of("gateway_timeout"), document.codes(op, "504"), op.name()));
+            }
             checks.add(() -> assertTrue(op.id() != null && ids.add(op.id()), op.name() + ": a unique operationId"));
             checks.add(() -> assertEquals(1, op.node().path("tags").size(), op.name() + ": one tag"));
             checks.add(() -> assertFalse(op.node().path("summary").asText().isBlank(), op.name() + ": a summary"));
