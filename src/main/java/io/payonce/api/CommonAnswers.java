@@ -16,44 +16,40 @@ import io.quarkus.smallrye.openapi.OpenApiFilter;
 
 /**
  * The answers any request can get, added to every operation of the OpenAPI document so that each lists
- * them: {@link RequestLimits}' refusals ahead of every route, {@link ProblemMapper}'s for faults, and the
- * sandbox's {@code 404 not_found} while it is disabled. Each is a response of {@code META-INF/openapi.yaml};
- * where an operation declares that status already, the code's example joins its own.
+ * them: {@link RequestLimits}' refusals ahead of every route and {@link ProblemMapper}'s for faults. Each is
+ * a response of {@code META-INF/openapi.yaml}; where an operation declares that status already, the code's
+ * example joins its own.
  */
 @OpenApiFilter(OpenApiFilter.RunStage.BUILD)
 public class CommonAnswers implements OASFilter {
 
     /**
-     * The operations under {@code paths} answer {@code status} with {@code code} (the example's name);
-     * {@code response} answers it alone.
+     * Every operation answers {@code status} with {@code code} (the example's name); {@code response} answers it
+     * alone.
      */
-    private record Answer(String paths, String status, String code, String response) {
+    private record Answer(String status, String code, String response) {
     }
 
     private static final List<Answer> ANSWERS = List.of(
-            new Answer("/", "400", "idempotency_key_repeated", "IdempotencyKeyRepeated"),
-            new Answer("/", "401", "merchant_required", "MerchantRequired"),
-            new Answer("/sandbox/", "404", "not_found", "SandboxDisabled"),
-            new Answer("/", "406", "not_acceptable", "NotAcceptable"),
-            new Answer("/", "408", "body_timeout", "BodyTimeout"),
-            new Answer("/", "411", "length_required", "LengthRequired"),
-            new Answer("/", "413", "body_too_large", "BodyTooLarge"),
-            new Answer("/", "500", "internal_error", "InternalError"),
-            new Answer("/", "503", "temporarily_unavailable", "TemporarilyUnavailable"));
+            new Answer("400", "idempotency_key_repeated", "IdempotencyKeyRepeated"),
+            new Answer("401", "merchant_required", "MerchantRequired"),
+            new Answer("406", "not_acceptable", "NotAcceptable"),
+            new Answer("408", "body_timeout", "BodyTimeout"),
+            new Answer("411", "length_required", "LengthRequired"),
+            new Answer("413", "body_too_large", "BodyTooLarge"),
+            new Answer("500", "internal_error", "InternalError"),
+            new Answer("503", "temporarily_unavailable", "TemporarilyUnavailable"));
 
     @Override
     public void filterOpenAPI(OpenAPI openAPI) {
         Map<String, APIResponse> shared = openAPI.getComponents().getResponses();
-        openAPI.getPaths().getPathItems().forEach((path, item) -> item.getOperations().values()
-                .forEach(operation -> add(path, operation, shared)));
+        openAPI.getPaths().getPathItems().values().forEach(item -> item.getOperations().values()
+                .forEach(operation -> add(operation, shared)));
     }
 
-    private static void add(String path, Operation operation, Map<String, APIResponse> shared) {
+    private static void add(Operation operation, Map<String, APIResponse> shared) {
         APIResponses responses = operation.getResponses();
         for (Answer answer : ANSWERS) {
-            if (!path.startsWith(answer.paths())) {
-                continue;
-            }
             APIResponse declared = responses.getAPIResponse(answer.status());
             if (declared == null) {
                 responses.addAPIResponse(answer.status(), OASFactory.createAPIResponse().ref(answer.response()));

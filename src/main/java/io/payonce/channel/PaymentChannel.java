@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.UnknownHostException;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -13,6 +14,7 @@ import jakarta.enterprise.event.Observes;
 import jakarta.ws.rs.client.ClientRequestFilter;
 import jakarta.ws.rs.core.Response;
 
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.client.api.QuarkusRestClientProperties;
 
@@ -35,13 +37,33 @@ public class PaymentChannel {
     /** What payments.channel_txn_id holds: printable ASCII, at most 255 characters. */
     private static final Pattern TXN_ID = Pattern.compile("[\\x21-\\x7E]{1,255}");
 
+    /**
+     * Thrown at start when no channel URL is set and the sandbox is off: there is nowhere to charge, and the
+     * service refuses to start rather than guess, naming the key to set.
+     */
+    public static final class ChannelUrlMissingException extends RuntimeException {
+        ChannelUrlMissingException() {
+            super("refusing to start: no payment channel: set payonce.channel.url (or payonce.sandbox.enabled=true"
+                    + " for a test deployment)", null, false, false);
+        }
+    }
+
     private final PayOnceConfig config;
     private final ObjectMapper json;
+    private final int httpPort;
     private volatile ChannelApi api;
 
-    PaymentChannel(PayOnceConfig config, ObjectMapper json) {
+    PaymentChannel(PayOnceConfig config, ObjectMapper json, @ConfigProperty(name = "quarkus.http.port") int httpPort) {
         this.config = config;
         this.json = json;
+        this.httpPort = httpPort;
+    }
+
+    /** Where charges go: the channel set, else this instance's own sandbox while it is on, else nowhere. */
+    static Optional<String> baseUrl(PayOnceConfig config, int httpPort) {
+        return config.channel().url().or(() -> config.sandbox().enabled()
+                ? Optional.of("http://localhost:" + httpPort + "/sandbox")
+                : Optional.empty());
     }
 
     /** Sends the charge; the channel's idempotency makes sending the same number again safe. */
@@ -145,7 +167,10 @@ public class PaymentChannel {
         return new ChargeResult.Unknown(failure.toString());
     }
 
-    /** Built at start, not on the first payment: its set-up would otherwise count against a charge's timeout. */
+    /**
+     * Built at start, not on the first payment: its set-up would otherwise count against a charge's timeout; and
+     * a service with nowhere to charge refuses to start ({@link ChannelUrlMissingException}).
+     */
     void onStart(@Observes StartupEvent event) {
         api();
     }
@@ -164,6 +189,7 @@ public class PaymentChannel {
     }
 
     private ChannelApi build() {
+        URI url = URI.create(baseUrl(config, httpPort).orElseThrow(ChannelUrlMissingException::new));
         long timeoutMs = config.channel().timeout().toMillis();
         String header = config.merchantHeader();
         ClientRequestFilter renameMerchantHeader = request -> {
@@ -174,7 +200,7 @@ public class PaymentChannel {
             }
         };
         return QuarkusRestClientBuilder.newBuilder()
-                .baseUri(URI.create(config.channel().url()))
+                .baseUri(url)
                 .connectTimeout(timeoutMs, TimeUnit.MILLISECONDS)
                 .readTimeout(timeoutMs, TimeUnit.MILLISECONDS)
                 .disableDefaultMapper(true)
