@@ -1,9 +1,14 @@
 package io.payonce.database;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
@@ -26,34 +31,19 @@ import io.quarkus.flyway.FlywayConfigurationCustomizer;
  * records them. Their SQL files made and changed the sandbox's tables in every database, sandbox or not; those
  * tables are now made by {@code db/sandbox}, in a history of their own, only while the sandbox is on
  * (sandbox/SandboxSwitch). Flyway validates each applied migration against one resolved locally, of the same
- * type, description and checksum, so these three are still resolved here, with the checksums their files had.
- * What they do now, where they are still pending: 4 and 7 (the sandbox's tables alone) nothing; 9 its half on
- * {@code payments}, and its half on {@code sandbox_charges} only where the old 4 made that table.
+ * type, description and checksum, so these three are still resolved here, with the checksums of their files
+ * (kept in {@code db/moved}, where Flyway does not look). What they do now, where they are still pending: 4 and 7
+ * (the sandbox's tables alone) nothing; 9 its statement on {@code payments}, and its statement on
+ * {@code sandbox_charges} only where the old 4 made that table.
  */
 @Singleton
 public class MovedMigrations implements FlywayConfigurationCustomizer, MigrationResolver {
 
-    /** Migration 9's statement on the service's own table, the one its file had. */
-    private static final String LEASE_PAYMENTS = """
-            ALTER TABLE payments
-                -- the owner's lease on its payment: until then the process that inserted the record may still be
-                -- waiting for the channel, and reconciliation leaves the payment alone (the database's clock)
-                ADD COLUMN lease_until DATETIME(3) NULL,
-                -- why a FAILED payment failed, in the channel's words: DECLINED, or CLOSED (closed at the channel
-                -- before any charge of it succeeded); NULL otherwise, and for payments failed before this column
-                ADD COLUMN failure VARCHAR(16) NULL,
-                -- a provider's transaction id may be longer than the 64 characters first allowed
-                MODIFY channel_txn_id VARCHAR(255) NULL""";
-
-    /** Migration 9's statement on the sandbox table the old migration 4 made, the one its file had. */
-    private static final String FENCE_SANDBOX_CHARGES = """
-            ALTER TABLE sandbox_charges
-                MODIFY status VARCHAR(16) NOT NULL,
-                ADD COLUMN effective_at DATETIME(3) NOT NULL DEFAULT '1970-01-02 00:00:00.000',
-                MODIFY order_no VARCHAR(64) NULL,
-                MODIFY amount BIGINT NULL,
-                MODIFY currency CHAR(3) NULL,
-                MODIFY txn_id VARCHAR(64) NULL""";
+    /**
+     * The three files, kept byte for byte as they landed: what the histories record (the checksums below are of
+     * these bytes), and migration 9's statements, which it still runs.
+     */
+    static final String FILES = "db/moved/";
 
     /** A sandbox_charges table of the old migration 4's shape: one migration 9 has not changed yet. */
     private static final String OLD_SANDBOX_CHARGES = """
@@ -85,16 +75,42 @@ public class MovedMigrations implements FlywayConfigurationCustomizer, Migration
         return List.copyOf(MOVED);
     }
 
+    /** Migration 9's first statement changes payments; its second, the sandbox table the old 4 made. */
     private static void fenceChargesAndLeasePayments(Connection connection) throws SQLException {
+        List<String> statements = statements(FILES + "V9__fence_charges_and_lease_payments.sql");
         try (Statement statement = connection.createStatement()) {
-            statement.execute(LEASE_PAYMENTS);
+            statement.execute(statements.get(0));
             boolean oldSandboxTable;
             try (ResultSet found = statement.executeQuery(OLD_SANDBOX_CHARGES)) {
                 oldSandboxTable = found.next() && found.getInt(1) > 0;
             }
             if (oldSandboxTable) {
-                statement.execute(FENCE_SANDBOX_CHARGES);
+                statement.execute(statements.get(1));
             }
+        }
+    }
+
+    /** A file's statements: its comment lines left out, each statement ending with the line that ends in ';'. */
+    static List<String> statements(String resource) {
+        try (InputStream in = Thread.currentThread().getContextClassLoader().getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException("missing " + resource);
+            }
+            List<String> statements = new ArrayList<>();
+            StringBuilder statement = new StringBuilder();
+            for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\\R")) {
+                if (line.strip().startsWith("--") || line.isBlank()) {
+                    continue;
+                }
+                statement.append(line).append('\n');
+                if (line.stripTrailing().endsWith(";")) {
+                    statements.add(statement.substring(0, statement.lastIndexOf(";")));
+                    statement.setLength(0);
+                }
+            }
+            return statements;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 

@@ -8,10 +8,12 @@ import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import io.restassured.specification.RequestSpecification;
@@ -35,6 +37,7 @@ public final class AppProcess implements AutoCloseable {
     private final int port;
     private final int managementPort;
     private final Map<String, String> env;
+    private final Set<String> unset = new HashSet<>();
     private int starts;
     private Process process;
 
@@ -56,6 +59,17 @@ public final class AppProcess implements AutoCloseable {
     /** Sets an environment variable for this and every later start; the rest is inherited from the build. */
     public AppProcess env(String key, String value) {
         env.put(key, value);
+        unset.remove(key);
+        return this;
+    }
+
+    /**
+     * Leaves {@code key} out of the environment of this and every later start, whether set above or inherited:
+     * the application then takes its own default.
+     */
+    public AppProcess unset(String key) {
+        env.remove(key);
+        unset.add(key);
         return this;
     }
 
@@ -99,6 +113,7 @@ public final class AppProcess implements AutoCloseable {
         // the default channel URL names localhost, which may resolve to ::1, where nothing listens
         builder.environment().put("PAYONCE_CHANNEL_URL", sandboxUrl());
         builder.environment().putAll(env);
+        builder.environment().keySet().removeAll(unset);
         process = builder.start();
         return this;
     }
