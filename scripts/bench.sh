@@ -44,6 +44,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PORT=${BENCH_PORT:-18090}
+MANAGEMENT_OFFSET=1000 # each instance's management interface: its port + this
 DB=${BENCH_DB:-payonce_bench}
 # The driver's own JVM: a fixed heap with a large young generation, so its few collections are short
 # and rare and do not show up as latency of the application.
@@ -207,22 +208,26 @@ native_exec() {
   exec "$NATIVE" ${BENCH_NATIVE_OPTS:-}
 }
 
-# Starts one instance as "$@" (app_exec or native_exec) on port $2 against the database at $3
-# (host:port/name), and measures its start-up: adds its pid, port, start-up, "started in" and idle RSS
-# to the pass's lists.
+# Starts one instance as "$@" (app_exec or native_exec) on port $2, its management interface on
+# $2 + MANAGEMENT_OFFSET, against the database at $3 (host:port/name), and measures its start-up: adds its
+# pid, port, start-up, "started in" and idle RSS to the pass's lists. The instances charge through their
+# own sandbox and are spoken to directly, without the gateway.
 start_instance() {
   local log=$1 port=$2 database=$3 ready=no started_ns ready_ns pid startup_ms started_in idle_rss_kib
+  local management=$(($2 + MANAGEMENT_OFFSET))
   shift 3
   require_free "$port"
+  require_free "$management"
   started_ns=$(date +%s%N)
-  QUARKUS_HTTP_PORT=$port \
+  QUARKUS_HTTP_PORT=$port QUARKUS_MANAGEMENT_PORT=$management \
+  PAYONCE_SANDBOX_ENABLED=true PAYONCE_GATEWAY_CLIENT_AUTH=none \
   QUARKUS_DATASOURCE_REACTIVE_URL=mysql://$database \
   QUARKUS_DATASOURCE_JDBC_URL=jdbc:mariadb://$database \
     "$@" >"$log" 2>&1 9>&- &
   pid=$!
   app_pids+=("$pid") app_ports+=("$port")
   for _ in $(seq 1 1200); do # 60 s at most
-    if curl -sf -o /dev/null "http://127.0.0.1:$port/q/health/ready"; then ready=yes; break; fi
+    if curl -sf -o /dev/null "http://127.0.0.1:$management/q/health/ready"; then ready=yes; break; fi
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
   done

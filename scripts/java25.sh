@@ -39,7 +39,8 @@ app_train_cds() {
   "$mysql_cli" -h127.0.0.1 -P3306 -uroot -e "DROP DATABASE IF EXISTS payonce_cds; CREATE DATABASE payonce_cds" || return 0
   rm -f target/quarkus-app/app-cds-trained.jsa
   # shellcheck disable=SC2086  # JAVA_OPTS is a list of options, split on purpose
-  (cd target/quarkus-app && QUARKUS_HTTP_PORT=0 \
+  (cd target/quarkus-app && QUARKUS_HTTP_PORT=0 QUARKUS_MANAGEMENT_PORT=0 \
+    PAYONCE_SANDBOX_ENABLED=true PAYONCE_GATEWAY_CLIENT_AUTH=none \
     QUARKUS_DATASOURCE_REACTIVE_URL=mysql://127.0.0.1:3306/payonce_cds \
     QUARKUS_DATASOURCE_JDBC_URL=jdbc:mariadb://127.0.0.1:3306/payonce_cds \
     exec java $JAVA_OPTS -XX:ArchiveClassesAtExit=app-cds-trained.jsa -jar quarkus-run.jar) >"$log" 2>&1 &

@@ -61,7 +61,7 @@ class MultiInstanceIT {
         PayRequest request = new PayRequest(orderNo, "req_" + UUID.randomUUID().toString().substring(0, 12), token, 4200);
         on(portA).body(Map.of("mode", "ok", "latency_ms", 700, "count", 1)).put("/sandbox/behavior")
                 .then().statusCode(200);
-        double replaysBefore = replays(portA) + replays(portB);
+        double replaysBefore = replays(instanceA) + replays(instanceB);
 
         int copies = 20;
         List<Answer> answers = Concurrently.all(copies, Duration.ofSeconds(30),
@@ -75,7 +75,7 @@ class MultiInstanceIT {
         assertEquals(1, on(portB).get("/orders/" + orderNo).then().extract().<List<?>>path("payments").size());
         assertEquals(1, (int) on(portA).queryParam("order_no", orderNo).get("/sandbox/charges")
                 .then().extract().path("charges"));
-        assertEquals(copies - 1, replays(portA) + replays(portB) - replaysBefore, 0.001,
+        assertEquals(copies - 1, replays(instanceA) + replays(instanceB) - replaysBefore, 0.001,
                 "all but the owner's copy were replays");
     }
 
@@ -116,7 +116,7 @@ class MultiInstanceIT {
     }
 
     /** All replays the instance served, whatever their source. */
-    private static double replays(int port) {
-        return Operations.metricSum(port, "payonce_replays_total");
+    private static double replays(AppProcess instance) {
+        return Operations.metricSum(instance, "payonce_replays_total");
     }
 }

@@ -1,6 +1,5 @@
 package io.payonce.cluster;
 
-import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -492,7 +491,7 @@ class FailoverIT {
     /** Readiness, which needs the database: the instance has a working connection to it. */
     private static boolean ready(AppProcess instance) {
         try {
-            return given().baseUri("http://127.0.0.1").port(instance.port()).get("/q/health/ready").statusCode() == 200;
+            return instance.management().get("/q/health/ready").statusCode() == 200;
         } catch (Exception notListening) {
             // REST Assured throws a broken connection's IOException undeclared
             return false;

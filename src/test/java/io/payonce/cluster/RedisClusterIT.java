@@ -1,6 +1,5 @@
 package io.payonce.cluster;
 
-import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -306,14 +305,14 @@ class RedisClusterIT {
 
     private static double replays(AppProcess app, String source) {
         String series = "payonce_replays_total{source=\"" + source + "\"} ";
-        return given().baseUri("http://127.0.0.1").port(app.port()).get("/q/metrics").then().statusCode(200)
+        return app.management().get("/q/metrics").then().statusCode(200)
                 .extract().asString().lines().filter(l -> l.startsWith(series))
                 .mapToDouble(l -> Double.parseDouble(l.substring(series.length()).trim())).sum();
     }
 
     /** The "Redis fast path" readiness check's data, as {@code redis=..., wake_ups=...}. */
     private static String readiness(AppProcess app) {
-        JsonPath json = JsonPath.from(given().baseUri("http://127.0.0.1").port(app.port()).get("/q/health/ready")
+        JsonPath json = JsonPath.from(app.management().get("/q/health/ready")
                 .asString());
         String check = "checks.find { it.name == 'Redis fast path' }.data";
         return "redis=" + json.getString(check + ".redis") + ", wake_ups=" + json.getString(check + ".wake_ups");

@@ -111,11 +111,13 @@ class GatewayAuthIT {
     }
 
     @Test
-    void operationsEndpoints_notRoutedThroughGateway_servedDirectly() {
+    void operationsEndpoints_onlyOnTheManagementInterface() {
         for (String path : List.of("/q/health/ready", "/q/health/live", "/q/metrics", "/q/openapi")) {
             // the gateway's own 404, not the instance's answer
             assertProblem(gateway.as(MERCHANT_A).get(path), 404, "not_found");
-            assertEquals(200, given().baseUri("http://127.0.0.1").port(app.port()).get(path).statusCode(), path);
+            // nor on the business port, whatever reaches it
+            assertProblem(given().baseUri("http://127.0.0.1").port(app.port()).get(path), 404, "not_found");
+            assertEquals(200, app.management().get(path).statusCode(), path);
         }
     }
 

@@ -122,7 +122,7 @@ class CoalescedWaitsIT {
 
     /** The instance's gauge of waiting copies. */
     private double waiters(HttpClient http) throws Exception {
-        String metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + app.port() + "/q/metrics"))
+        String metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + app.managementPort() + "/q/metrics"))
                 .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
         Matcher m = WAITERS.matcher(metrics);
         return m.find() ? Double.parseDouble(m.group(1)) : 0;

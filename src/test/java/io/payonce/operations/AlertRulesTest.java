@@ -5,7 +5,6 @@ import static io.payonce.support.Fixtures.payAnswer;
 import static io.payonce.support.Fixtures.payPreferringWait;
 import static io.payonce.support.Fixtures.payRequest;
 import static io.payonce.support.Fixtures.sandbox;
-import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -40,6 +39,7 @@ import io.payonce.reconcile.Reconciler;
 import io.payonce.support.Answer;
 import io.payonce.support.Await;
 import io.payonce.support.Fixtures;
+import io.payonce.support.Operations;
 import io.payonce.support.PayRequest;
 import io.payonce.support.TestDatabase;
 import io.quarkus.redis.datasource.RedisDataSource;
@@ -144,7 +144,7 @@ class AlertRulesTest {
     void everyMetricTheRulesTheirTestsAndTheDashboardName_isExportedWithItsLabels() throws Exception {
         trafficTouchingEveryMetric();
 
-        Exposition exported = Exposition.parse(given().get("/q/metrics").then().statusCode(200).extract().asString());
+        Exposition exported = Exposition.parse(Operations.management().get("/q/metrics").then().statusCode(200).extract().asString());
 
         Set<String> problems = new LinkedHashSet<>();
         for (JsonNode alert : alerts()) {

@@ -308,9 +308,9 @@ class ChannelRecoveryIT {
                             assertEquals(finals.get(0).body(), answer.body(), () -> "byte for byte: " + finals);
                         }
                     }),
-                    () -> assertEquals(0, Operations.metricSum(w1.port(), "payonce_settlement_disagreements_total"),
+                    () -> assertEquals(0, Operations.metricSum(w1, "payonce_settlement_disagreements_total"),
                             "W1: no owner holding a success found its payment settled otherwise"),
-                    () -> assertEquals(0, Operations.metricSum(w2.port(), "payonce_settlement_disagreements_total"),
+                    () -> assertEquals(0, Operations.metricSum(w2, "payonce_settlement_disagreements_total"),
                             "W2: no owner holding a success found its payment settled otherwise"));
         }
 

@@ -372,7 +372,7 @@ class DatabaseStallIT {
     /** Until W has a duplicate waiting; the metric counts tokens waited for on W. */
     private void awaitWaiters() {
         Await.until("a duplicate waiting on W", Duration.ofSeconds(5),
-                () -> Operations.metricSum(instances.worker().port(), "payonce_idempotency_waiters") >= 1);
+                () -> Operations.metricSum(instances.worker(), "payonce_idempotency_waiters") >= 1);
     }
 
     private Books awaitBooks(PayRequest request, Predicate<Books> condition, Duration bound, String what) {

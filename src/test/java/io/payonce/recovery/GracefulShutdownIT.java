@@ -89,7 +89,7 @@ class GracefulShutdownIT {
         awaitAttempts(inFlight);
         CompletableFuture<Answer> copy = send(inFlight.get(0));
         Await.until("the copy to wait for the first execution", Duration.ofSeconds(5),
-                () -> Operations.metricSum(worker.port(), "payonce_idempotency_waiters") >= 1);
+                () -> Operations.metricSum(worker, "payonce_idempotency_waiters") >= 1);
 
         long sigterm = System.nanoTime();
         worker.terminate();

@@ -99,7 +99,7 @@ class StartupConfigIT {
     }
 
     private static boolean isReady(AppProcess app) throws InterruptedException {
-        HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + app.port() + "/q/health/ready"))
+        HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + app.managementPort() + "/q/health/ready"))
                 .timeout(Duration.ofSeconds(2)).GET().build();
         try {
             return HTTP.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;

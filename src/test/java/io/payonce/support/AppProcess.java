@@ -6,7 +6,6 @@ import java.io.File;
 import java.io.FileReader;
 import java.io.IOException;
 import java.io.Reader;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -14,6 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+
+import io.restassured.specification.RequestSpecification;
 
 /**
  * The packaged application as a separate process: what the build made, as
@@ -32,19 +33,24 @@ public final class AppProcess implements AutoCloseable {
 
     private final String name;
     private final int port;
+    private final int managementPort;
     private final Map<String, String> env;
     private int starts;
     private Process process;
 
-    private AppProcess(String name, int port, Map<String, String> env) {
+    private AppProcess(String name, int port, int managementPort, Map<String, String> env) {
         this.name = name;
         this.port = port;
+        this.managementPort = managementPort;
         this.env = env;
     }
 
-    /** An instance called {@code name} (its logs are named after it) on a free loopback port, not started yet. */
+    /**
+     * An instance called {@code name} (its logs are named after it) on a free loopback port, with its
+     * management interface on another, not started yet.
+     */
     public static AppProcess named(String name) throws IOException {
-        return new AppProcess(name, freePort(), new LinkedHashMap<>());
+        return new AppProcess(name, freePort(), freePort(), new LinkedHashMap<>());
     }
 
     /** Sets an environment variable for this and every later start; the rest is inherited from the build. */
@@ -62,6 +68,11 @@ public final class AppProcess implements AutoCloseable {
         return port;
     }
 
+    /** The port of this instance's management interface: /q/health, /q/metrics, /q/openapi. */
+    public int managementPort() {
+        return managementPort;
+    }
+
     /** The base URL of this instance's own sandbox channel, for other instances to charge through. */
     public String sandboxUrl() {
         return "http://127.0.0.1:" + port + "/sandbox";
@@ -77,8 +88,14 @@ public final class AppProcess implements AutoCloseable {
                 .redirectErrorStream(true)
                 .redirectOutput(new File(LOGS, name + "-" + port + "-" + (++starts) + ".log"));
         builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
+        builder.environment().put("QUARKUS_MANAGEMENT_PORT", Integer.toString(managementPort));
         // loopback only: nothing these tests start is reachable from outside the machine
         builder.environment().put("QUARKUS_HTTP_HOST", "127.0.0.1");
+        builder.environment().put("QUARKUS_MANAGEMENT_HOST", "127.0.0.1");
+        // the packaged application runs the prod profile: these instances drive their sandbox and are
+        // spoken to directly, as contract section 8 says test suites do (a test may set otherwise)
+        builder.environment().put("PAYONCE_SANDBOX_ENABLED", "true");
+        builder.environment().put("PAYONCE_GATEWAY_CLIENT_AUTH", "none");
         // the default channel URL names localhost, which may resolve to ::1, where nothing listens
         builder.environment().put("PAYONCE_CHANNEL_URL", sandboxUrl());
         builder.environment().putAll(env);
@@ -121,7 +138,7 @@ public final class AppProcess implements AutoCloseable {
         return List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-jar", app.file().getPath());
     }
 
-    /** Waits until {@code /q/health/ready} answers 200, or fails the test. */
+    /** Waits until {@code /q/health/ready} on the management port answers 200, or fails the test. */
     public AppProcess awaitReady() {
         Await.until(name + " on port " + port + " to be ready", START_TIMEOUT, () -> {
             if (!process.isAlive()) {
@@ -129,12 +146,17 @@ public final class AppProcess implements AutoCloseable {
                         + LOGS.getPath());
             }
             try {
-                return given().baseUri("http://127.0.0.1").port(port).get("/q/health/ready").statusCode() == 200;
+                return management().get("/q/health/ready").statusCode() == 200;
             } catch (Exception notYet) {
                 return false; // not listening yet
             }
         });
         return this;
+    }
+
+    /** A request to this instance's management interface. */
+    public RequestSpecification management() {
+        return given().baseUri("http://127.0.0.1").port(managementPort);
     }
 
     /** Starts each instance, then waits for all of them, so their start-ups overlap. */
@@ -219,9 +241,8 @@ public final class AppProcess implements AutoCloseable {
         return name + "@" + port;
     }
 
+    /** A loopback port free now that no other instance of this JVM's tests was given. */
     public static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
+        return LoopbackPorts.take();
     }
 }

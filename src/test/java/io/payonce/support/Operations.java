@@ -4,14 +4,26 @@ import static io.restassured.RestAssured.given;
 
 import java.time.Duration;
 
+import org.eclipse.microprofile.config.ConfigProvider;
+
 import io.restassured.path.json.JsonPath;
 import io.restassured.response.Response;
 import io.restassured.specification.RequestSpecification;
 
-/** What an operator sees: counters from /q/metrics and the Redis fast path's readiness. */
+/**
+ * What an operator sees on the management interface: counters from /q/metrics and the Redis fast path's
+ * readiness. In a {@code @QuarkusTest} that interface listens on {@code quarkus.management.test-port}.
+ */
 public final class Operations {
 
     private Operations() {
+    }
+
+    /** A request to the management interface of the application a {@code @QuarkusTest} runs. */
+    public static RequestSpecification management() {
+        int port = ConfigProvider.getConfig().getOptionalValue("quarkus.management.test-port", Integer.class)
+                .orElse(9001);
+        return given().port(port);
     }
 
     /** The readiness answer: overall status and the "Redis fast path" check's data. */
@@ -29,7 +41,7 @@ public final class Operations {
      */
     public static double metric(String series) {
         double sum = 0;
-        for (String line : metrics(given()).split("\n")) {
+        for (String line : metrics(management()).split("\n")) {
             if (line.startsWith(series + " ")) {
                 sum += Double.parseDouble(line.substring(series.length() + 1).trim());
             }
@@ -39,12 +51,12 @@ public final class Operations {
 
     /** The sum of every series of a counter, whatever its labels, e.g. all {@code op}s of the fallbacks. */
     public static double metricSum(String name) {
-        return metricSum(given(), name);
+        return metricSum(management(), name);
     }
 
-    /** {@link #metricSum(String)} of the instance on {@code port} of 127.0.0.1, such as an IT's {@link AppProcess}. */
-    public static double metricSum(int port, String name) {
-        return metricSum(on(port), name);
+    /** {@link #metricSum(String)} of an IT's {@link AppProcess}. */
+    public static double metricSum(AppProcess app, String name) {
+        return metricSum(app.management(), name);
     }
 
     public static double replays(String source) {
@@ -60,7 +72,7 @@ public final class Operations {
     }
 
     public static Readiness readiness() {
-        Response response = given().get("/q/health/ready");
+        Response response = management().get("/q/health/ready");
         JsonPath json = JsonPath.from(response.asString());
         String check = "checks.find { it.name == 'Redis fast path' }.data";
         return new Readiness(response.statusCode(), json.getString("status"), json.getString(check + ".redis"),
@@ -85,11 +97,6 @@ public final class Operations {
             }
         }
         return sum;
-    }
-
-    /** An instance started by an IT listens on 127.0.0.1 only; "localhost" may resolve to ::1. */
-    private static RequestSpecification on(int port) {
-        return given().baseUri("http://127.0.0.1").port(port);
     }
 
     private static String metrics(RequestSpecification instance) {
