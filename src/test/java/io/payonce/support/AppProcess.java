@@ -36,6 +36,8 @@ public final class AppProcess implements AutoCloseable {
     private final int managementPort;
     private final Map<String, String> env;
     private int starts;
+    /** What the latest start writes: its standard output and error. */
+    private File log;
     private Process process;
 
     private AppProcess(String name, int port, int managementPort, Map<String, String> env) {
@@ -68,6 +70,11 @@ public final class AppProcess implements AutoCloseable {
         return port;
     }
 
+    /** The log of the latest start (its standard output and error), null before the first. */
+    public File log() {
+        return log;
+    }
+
     /** The port of this instance's management interface: /q/health, /q/metrics, /q/openapi. */
     public int managementPort() {
         return managementPort;
@@ -84,9 +91,10 @@ public final class AppProcess implements AutoCloseable {
             throw new IllegalStateException(name + " is running already");
         }
         LOGS.mkdirs();
+        log = new File(LOGS, name + "-" + port + "-" + (++starts) + ".log");
         ProcessBuilder builder = new ProcessBuilder(command())
                 .redirectErrorStream(true)
-                .redirectOutput(new File(LOGS, name + "-" + port + "-" + (++starts) + ".log"));
+                .redirectOutput(log);
         builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
         builder.environment().put("QUARKUS_MANAGEMENT_PORT", Integer.toString(managementPort));
         // loopback only: nothing these tests start is reachable from outside the machine
