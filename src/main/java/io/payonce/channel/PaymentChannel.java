@@ -4,6 +4,11 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.UnknownHostException;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -21,7 +26,10 @@ import org.jboss.resteasy.reactive.client.api.QuarkusRestClientProperties;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import io.payonce.PayOnceConfig;
+import io.payonce.observability.LatencyHistograms;
 import io.quarkus.rest.client.reactive.QuarkusRestClientBuilder;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.Uni;
@@ -36,6 +44,7 @@ public class PaymentChannel {
     private static final Logger LOG = Logger.getLogger(PaymentChannel.class);
     /** What payments.channel_txn_id holds: printable ASCII, at most 255 characters. */
     private static final Pattern TXN_ID = Pattern.compile("[\\x21-\\x7E]{1,255}");
+    private static final List<String> OUTCOMES = List.of("answered", "not_accepted", "unknown");
 
     /**
      * Thrown at start when no channel URL is set and the sandbox is off: there is nowhere to charge, and the
@@ -51,12 +60,29 @@ public class PaymentChannel {
     private final PayOnceConfig config;
     private final ObjectMapper json;
     private final int httpPort;
+    /** Each call's duration, by call and by what it came to, each a latency histogram, from the start. */
+    private final Map<Call, Map<String, Timer>> calls = new EnumMap<>(Call.class);
     private volatile ChannelApi api;
 
-    PaymentChannel(PayOnceConfig config, ObjectMapper json, @ConfigProperty(name = "quarkus.http.port") int httpPort) {
+    PaymentChannel(PayOnceConfig config, ObjectMapper json, MeterRegistry meters,
+            @ConfigProperty(name = "quarkus.http.port") int httpPort) {
         this.config = config;
         this.json = json;
         this.httpPort = httpPort;
+        for (Call call : Call.values()) {
+            Map<String, Timer> byOutcome = new HashMap<>();
+            for (String outcome : OUTCOMES) {
+                byOutcome.put(outcome, LatencyHistograms.timer("payonce.channel.calls")
+                        .description("calls to the payment channel, from sending to its answer or the timeout")
+                        .tags("call", call.name().toLowerCase(Locale.ROOT), "outcome", outcome).register(meters));
+            }
+            calls.put(call, byOutcome);
+        }
+    }
+
+    /** The calls, as the timer's {@code call} tag names them. */
+    private enum Call {
+        CHARGE, QUERY, CLOSE
     }
 
     /** Where charges go: the channel set, else this instance's own sandbox while it is on, else nowhere. */
@@ -68,25 +94,35 @@ public class PaymentChannel {
 
     /** Sends the charge; the channel's idempotency makes sending the same number again safe. */
     public Uni<ChargeResult> charge(String merchantId, String orderNo, String requestNo, long amount, String currency) {
-        return call(() -> api().charge(merchantId,
+        return call(Call.CHARGE, () -> api().charge(merchantId,
                 new ChannelApi.ChargeRequest(merchantId, orderNo, requestNo, amount, currency)));
     }
 
     /** Asks what became of the number; never charges. */
     public Uni<ChargeResult> query(String merchantId, String requestNo) {
-        return call(() -> api().query(merchantId, requestNo));
+        return call(Call.QUERY, () -> api().query(merchantId, requestNo));
     }
 
     /** Closes the number: {@link ChargeResult.Closed}, or {@link ChargeResult.Succeeded} when it was charged. */
     public Uni<ChargeResult> close(String merchantId, String requestNo) {
-        return call(() -> api().close(merchantId, requestNo));
+        return call(Call.CLOSE, () -> api().close(merchantId, requestNo));
     }
 
-    private Uni<ChargeResult> call(Supplier<Uni<? extends Response>> request) {
-        return Uni.createFrom().deferred(request)
-                .ifNoItem().after(config.channel().timeout()).fail()
-                .map(this::told)
-                .onFailure().recoverWithItem(PaymentChannel::unanswered);
+    private Uni<ChargeResult> call(Call call, Supplier<Uni<? extends Response>> request) {
+        return Uni.createFrom().deferred(() -> {
+            Timer.Sample sample = Timer.start();
+            return Uni.createFrom().deferred(request)
+                    .ifNoItem().after(config.channel().timeout()).fail()
+                    .map(this::told)
+                    .onFailure().recoverWithItem(PaymentChannel::unanswered)
+                    .invoke(result -> sample.stop(calls.get(call).get(outcome(result))));
+        });
+    }
+
+    /** The timer's {@code outcome}: the channel's word, a refusal before accepting, or nothing clear. */
+    private static String outcome(ChargeResult result) {
+        return result instanceof ChargeResult.NotAccepted ? "not_accepted"
+                : result instanceof ChargeResult.Unknown ? "unknown" : "answered";
     }
 
     /**

@@ -39,6 +39,8 @@ public final class AppProcess implements AutoCloseable {
     private final Map<String, String> env;
     private final Set<String> unset = new HashSet<>();
     private int starts;
+    /** What the latest start writes: its standard output and error. */
+    private File log;
     private Process process;
 
     private AppProcess(String name, int port, int managementPort, Map<String, String> env) {
@@ -82,6 +84,11 @@ public final class AppProcess implements AutoCloseable {
         return port;
     }
 
+    /** The log of the latest start (its standard output and error), null before the first. */
+    public File log() {
+        return log;
+    }
+
     /** The port of this instance's management interface: /q/health, /q/metrics, /q/openapi. */
     public int managementPort() {
         return managementPort;
@@ -98,9 +105,10 @@ public final class AppProcess implements AutoCloseable {
             throw new IllegalStateException(name + " is running already");
         }
         LOGS.mkdirs();
+        log = new File(LOGS, name + "-" + port + "-" + (++starts) + ".log");
         ProcessBuilder builder = new ProcessBuilder(command())
                 .redirectErrorStream(true)
-                .redirectOutput(new File(LOGS, name + "-" + port + "-" + (++starts) + ".log"));
+                .redirectOutput(log);
         builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
         builder.environment().put("QUARKUS_MANAGEMENT_PORT", Integer.toString(managementPort));
         // loopback only: nothing these tests start is reachable from outside the machine
