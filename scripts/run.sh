@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Runs the service on the embedded defaults: local MariaDB and Redis (installed and started if
 # missing), the built-in sandbox channel, port 8080. Builds the packaged application first.
+# The packaged application runs the prod profile, where the sandbox is off unless turned on: this
+# script turns it on, as a provider's test mode is chosen (PAYONCE_SANDBOX_ENABLED=false runs without
+# it, and then needs PAYONCE_CHANNEL_URL).
 #
 # The service believes the merchant header as it comes. By default this local run is
 # payonce.gateway.client-auth=none, listening on the loopback address only;
@@ -21,4 +24,5 @@ elif [[ -z ${PAYONCE_GATEWAY_TLS_CERTIFICATE:-} ]]; then
   export PAYONCE_GATEWAY_TLS_CA=$PWD/target/dev-ca/ca.crt
 fi
 app_train_cds
+export PAYONCE_SANDBOX_ENABLED=${PAYONCE_SANDBOX_ENABLED:-true}
 app_exec -- "$@"

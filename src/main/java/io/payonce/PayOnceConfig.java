@@ -69,11 +69,11 @@ public interface PayOnceConfig {
 
     interface Channel {
         /**
-         * The built-in sandbox of this very instance, so the service runs out of the box: on its business
-         * port, over https under client-auth mtls (application.properties' client-auth table).
+         * The payment channel's base URL. No default: unset, charges go to this instance's own sandbox while it
+         * is on, and the service refuses to start while it is off, so that a production deployment never marks
+         * real orders paid against a test channel because a key was forgotten.
          */
-        @WithDefault("${client-auth.${payonce.gateway.client-auth}.scheme}://localhost:${quarkus.http.port}/sandbox")
-        String url();
+        Optional<String> url();
 
         /** Providers answer in well under a second; five covers their slow tail without holding clients long. */
         @WithDefault("5s")
@@ -89,8 +89,12 @@ public interface PayOnceConfig {
     }
 
     interface Sandbox {
-        /** On, so a newcomer can pay without a provider account; a production deployment turns it off. */
-        @WithDefault("true")
+        /**
+         * Off, as a provider's test mode is off unless chosen: the dev and test profiles and the run script turn
+         * it on. Off, its endpoints answer 404 like any unknown path and leave the API document, and its tables
+         * are not created (sandbox/SandboxSwitch).
+         */
+        @WithDefault("false")
         boolean enabled();
     }
 

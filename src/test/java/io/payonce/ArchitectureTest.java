@@ -27,7 +27,7 @@ import io.payonce.channel.ChargeResult;
  * <li>operations: {@code payment}, {@code refund}; beside them {@code reconcile}, which may use the operations
  * (it settles through payment's settlement) while they never use it;
  * <li>the gate and the orders: {@code idempotency}, {@code order};
- * <li>foundations: {@code channel}, {@code database}, {@code redis}, {@code state}.
+ * <li>foundations: {@code channel}, {@code database}, {@code redis}, {@code state}, {@code observability}.
  * </ol>
  * The root package ({@link PayOnceConfig}) is configuration that every layer may read and that reads no
  * layer. A layer lists several packages, so a package that
@@ -67,7 +67,7 @@ class ArchitectureTest {
                 .layer(RECONCILIATION).definedBy("io.payonce.reconcile..")
                 .layer(GATE_AND_ORDERS).definedBy("io.payonce.idempotency..", "io.payonce.order..")
                 .layer(FOUNDATIONS).definedBy("io.payonce.channel..", "io.payonce.database..", "io.payonce.redis..",
-                        "io.payonce.state..")
+                        "io.payonce.state..", "io.payonce.observability..")
                 .layer(CONFIGURATION).definedBy("io.payonce")
                 .whereLayer(ENTRANCES).mayNotBeAccessedByAnyLayer()
                 .whereLayer(RECONCILIATION).mayOnlyBeAccessedByLayers(ENTRANCES)

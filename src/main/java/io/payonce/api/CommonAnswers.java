@@ -16,13 +16,12 @@ import io.quarkus.smallrye.openapi.OpenApiFilter;
 
 /**
  * The answers any request can get, added to every operation of the OpenAPI document so that each lists
- * them: {@link RequestLimits}' refusals ahead of every route, {@link ProblemMapper}'s for faults, the
- * sandbox's {@code 404 not_found} while it is disabled, and, for the business API that clients reach only
- * through the gateway (src/main/docker/nginx/payonce.conf), the gateway's own answers: its {@code 401} for a
- * missing or unknown API key (the instance's {@code merchant_required} cannot reach a client there, as the
- * gateway sets the merchant header), {@code 502} and {@code 504}. Each is a response of
- * {@code META-INF/openapi.yaml}; where an operation declares that status already, the code's example joins its
- * own.
+ * them: {@link RequestLimits}' refusals ahead of every route, {@link ProblemMapper}'s for faults, and, for
+ * the business API that clients reach only through the gateway (src/main/docker/nginx/payonce.conf), the
+ * gateway's own answers: its {@code 401} for a missing or unknown API key (the instance's
+ * {@code merchant_required} cannot reach a client there, as the gateway sets the merchant header),
+ * {@code 502} and {@code 504}. Each is a response of {@code META-INF/openapi.yaml}; where an operation
+ * declares that status already, the code's example joins its own.
  */
 @OpenApiFilter(OpenApiFilter.RunStage.BUILD)
 public class CommonAnswers implements OASFilter {
@@ -50,7 +49,6 @@ public class CommonAnswers implements OASFilter {
             new Answer(Reached.EITHER, "400", "idempotency_key_repeated", "IdempotencyKeyRepeated"),
             new Answer(Reached.THROUGH_GATEWAY, "401", "unauthenticated", "Unauthenticated"),
             new Answer(Reached.AT_INSTANCE, "401", "merchant_required", "MerchantRequired"),
-            new Answer(Reached.AT_INSTANCE, "404", "not_found", "SandboxDisabled"),
             new Answer(Reached.EITHER, "406", "not_acceptable", "NotAcceptable"),
             new Answer(Reached.EITHER, "408", "body_timeout", "BodyTimeout"),
             new Answer(Reached.EITHER, "411", "length_required", "LengthRequired"),

@@ -7,6 +7,7 @@ import java.util.concurrent.TimeoutException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
 
+import io.payonce.PayOnceConfig;
 import io.payonce.database.Database;
 import io.payonce.idempotency.IdempotencyKeyMissingException;
 import io.payonce.idempotency.IdempotencyKeyReusedException;
@@ -27,10 +28,23 @@ public class ProblemMapper {
     /** Lock wait timeout, deadlock, too many connections, server shutdown, server gone, connection lost. */
     private static final Set<Integer> TRANSIENT_SQL_ERRORS = Set.of(1205, 1213, 1040, 1053, 2006, 2013);
 
-    private final Problems problems;
+    /**
+     * Where a valid key comes from, for a client that sent its own (a UUID, as Stripe's clients do): one text
+     * for any refused key, unknown, expired, another merchant's or malformed alike, so it tells nothing of
+     * whether the key exists anywhere; only the service's setting decides which text.
+     */
+    static final String ISSUED_KEYS_ONLY = "the key is not an unexpired token of this merchant: keys are issued by"
+            + " POST /tokens; a key the client makes up itself (a UUID, say) is accepted only where the operator"
+            + " turns on payonce.idempotency.accept-client-keys";
+    static final String CLIENT_KEYS_TOO = "the key is neither an unexpired token of this merchant (issued by"
+            + " POST /tokens) nor an unexpired client key of 16 to 255 printable ASCII characters";
 
-    ProblemMapper(Problems problems) {
+    private final Problems problems;
+    private final String invalidKeyDetail;
+
+    ProblemMapper(Problems problems, PayOnceConfig config) {
         this.problems = problems;
+        this.invalidKeyDetail = config.idempotency().acceptClientKeys() ? CLIENT_KEYS_TOO : ISSUED_KEYS_ONLY;
     }
 
     @ServerExceptionMapper
@@ -51,8 +65,7 @@ public class ProblemMapper {
 
     @ServerExceptionMapper
     public Response invalidToken(InvalidIdempotencyTokenException e) {
-        return problems.response(400, "invalid_idempotency_token", "Invalid idempotency token",
-                "the token is unknown, expired, or not this merchant's");
+        return problems.response(400, "invalid_idempotency_token", "Invalid idempotency token", invalidKeyDetail);
     }
 
     @ServerExceptionMapper

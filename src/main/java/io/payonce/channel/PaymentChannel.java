@@ -4,6 +4,11 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.UnknownHostException;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -14,14 +19,18 @@ import jakarta.enterprise.event.Observes;
 import jakarta.ws.rs.client.ClientRequestFilter;
 import jakarta.ws.rs.core.Response;
 
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.client.api.QuarkusRestClientProperties;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import io.payonce.PayOnceConfig;
 import io.payonce.PayOnceConfig.Gateway.ClientAuth;
+import io.payonce.observability.LatencyHistograms;
 import io.quarkus.rest.client.reactive.QuarkusRestClientBuilder;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.tls.TlsConfiguration;
@@ -38,39 +47,91 @@ public class PaymentChannel {
     private static final Logger LOG = Logger.getLogger(PaymentChannel.class);
     /** What payments.channel_txn_id holds: printable ASCII, at most 255 characters. */
     private static final Pattern TXN_ID = Pattern.compile("[\\x21-\\x7E]{1,255}");
+    private static final List<String> OUTCOMES = List.of("answered", "not_accepted", "unknown");
+
+    /**
+     * Thrown at start when no channel URL is set and the sandbox is off: there is nowhere to charge, and the
+     * service refuses to start rather than guess, naming the key to set.
+     */
+    public static final class ChannelUrlMissingException extends RuntimeException {
+        ChannelUrlMissingException() {
+            super("refusing to start: no payment channel: set payonce.channel.url (or payonce.sandbox.enabled=true"
+                    + " for a test deployment)", null, false, false);
+        }
+    }
 
     private final PayOnceConfig config;
     private final ObjectMapper json;
+    private final int httpPort;
     private final TlsConfigurationRegistry tls;
+    /** Each call's duration, by call and by what it came to, each a latency histogram, from the start. */
+    private final Map<Call, Map<String, Timer>> calls = new EnumMap<>(Call.class);
     private volatile ChannelApi api;
 
-    PaymentChannel(PayOnceConfig config, ObjectMapper json, TlsConfigurationRegistry tls) {
+    PaymentChannel(PayOnceConfig config, ObjectMapper json, MeterRegistry meters,
+            @ConfigProperty(name = "quarkus.http.port") int httpPort, TlsConfigurationRegistry tls) {
         this.config = config;
         this.json = json;
+        this.httpPort = httpPort;
         this.tls = tls;
+        for (Call call : Call.values()) {
+            Map<String, Timer> byOutcome = new HashMap<>();
+            for (String outcome : OUTCOMES) {
+                byOutcome.put(outcome, LatencyHistograms.timer("payonce.channel.calls")
+                        .description("calls to the payment channel, from sending to its answer or the timeout")
+                        .tags("call", call.name().toLowerCase(Locale.ROOT), "outcome", outcome).register(meters));
+            }
+            calls.put(call, byOutcome);
+        }
+    }
+
+    /** The calls, as the timer's {@code call} tag names them. */
+    private enum Call {
+        CHARGE, QUERY, CLOSE
+    }
+
+    /**
+     * Where charges go: the channel set, else this instance's own sandbox while it is on (on its business port,
+     * so over https under client-auth mtls), else nowhere.
+     */
+    static Optional<String> baseUrl(PayOnceConfig config, int httpPort) {
+        String scheme = config.gateway().clientAuth() == ClientAuth.MTLS ? "https" : "http";
+        return config.channel().url().or(() -> config.sandbox().enabled()
+                ? Optional.of(scheme + "://localhost:" + httpPort + "/sandbox")
+                : Optional.empty());
     }
 
     /** Sends the charge; the channel's idempotency makes sending the same number again safe. */
     public Uni<ChargeResult> charge(String merchantId, String orderNo, String requestNo, long amount, String currency) {
-        return call(() -> api().charge(merchantId,
+        return call(Call.CHARGE, () -> api().charge(merchantId,
                 new ChannelApi.ChargeRequest(merchantId, orderNo, requestNo, amount, currency)));
     }
 
     /** Asks what became of the number; never charges. */
     public Uni<ChargeResult> query(String merchantId, String requestNo) {
-        return call(() -> api().query(merchantId, requestNo));
+        return call(Call.QUERY, () -> api().query(merchantId, requestNo));
     }
 
     /** Closes the number: {@link ChargeResult.Closed}, or {@link ChargeResult.Succeeded} when it was charged. */
     public Uni<ChargeResult> close(String merchantId, String requestNo) {
-        return call(() -> api().close(merchantId, requestNo));
+        return call(Call.CLOSE, () -> api().close(merchantId, requestNo));
     }
 
-    private Uni<ChargeResult> call(Supplier<Uni<? extends Response>> request) {
-        return Uni.createFrom().deferred(request)
-                .ifNoItem().after(config.channel().timeout()).fail()
-                .map(this::told)
-                .onFailure().recoverWithItem(PaymentChannel::unanswered);
+    private Uni<ChargeResult> call(Call call, Supplier<Uni<? extends Response>> request) {
+        return Uni.createFrom().deferred(() -> {
+            Timer.Sample sample = Timer.start();
+            return Uni.createFrom().deferred(request)
+                    .ifNoItem().after(config.channel().timeout()).fail()
+                    .map(this::told)
+                    .onFailure().recoverWithItem(PaymentChannel::unanswered)
+                    .invoke(result -> sample.stop(calls.get(call).get(outcome(result))));
+        });
+    }
+
+    /** The timer's {@code outcome}: the channel's word, a refusal before accepting, or nothing clear. */
+    private static String outcome(ChargeResult result) {
+        return result instanceof ChargeResult.NotAccepted ? "not_accepted"
+                : result instanceof ChargeResult.Unknown ? "unknown" : "answered";
     }
 
     /**
@@ -151,7 +212,10 @@ public class PaymentChannel {
         return new ChargeResult.Unknown(failure.toString());
     }
 
-    /** Built at start, not on the first payment: its set-up would otherwise count against a charge's timeout. */
+    /**
+     * Built at start, not on the first payment: its set-up would otherwise count against a charge's timeout; and
+     * a service with nowhere to charge refuses to start ({@link ChannelUrlMissingException}).
+     */
     void onStart(@Observes StartupEvent event) {
         api();
     }
@@ -170,6 +234,7 @@ public class PaymentChannel {
     }
 
     private ChannelApi build() {
+        URI url = URI.create(baseUrl(config, httpPort).orElseThrow(ChannelUrlMissingException::new));
         long timeoutMs = config.channel().timeout().toMillis();
         String header = config.merchantHeader();
         ClientRequestFilter renameMerchantHeader = request -> {
@@ -179,7 +244,6 @@ public class PaymentChannel {
                 request.getHeaders().putSingle(header, merchant);
             }
         };
-        URI url = URI.create(config.channel().url());
         QuarkusRestClientBuilder builder = QuarkusRestClientBuilder.newBuilder()
                 .baseUri(url)
                 .connectTimeout(timeoutMs, TimeUnit.MILLISECONDS)

@@ -1,5 +1,5 @@
 /**
  * MySQL access that always ends in time: bounded calls and transactions, the error codes the layers
- * rely on, and the UTC clock of the rows.
+ * rely on, the UTC clock of the rows, and the service's schema history as existing databases record it.
  */
 package io.payonce.database;

@@ -11,6 +11,7 @@ import jakarta.inject.Singleton;
 import io.payonce.database.Database;
 import io.payonce.database.UtcTime;
 import io.payonce.idempotency.DuplicateMetrics.Layer;
+import io.payonce.idempotency.DuplicateMetrics.Source;
 import io.payonce.redis.RedisFastPath;
 import io.payonce.redis.WakeUps;
 import io.smallrye.mutiny.Uni;
@@ -192,7 +193,7 @@ public class IdempotencyGate {
                                             new RequestInProgressException()), OwnedAnswer::replayed);
                             case TokenFinding.Finished finished -> {
                                 metrics.stopped(Layer.TOKEN);
-                                yield replay(finished.response(), "mysql").map(OwnedAnswer::replayed);
+                                yield replay(finished.response(), Source.MYSQL).map(OwnedAnswer::replayed);
                             }
                             case TokenFinding.Running running -> {
                                 metrics.stopped(Layer.TOKEN);
@@ -270,11 +271,11 @@ public class IdempotencyGate {
     private Reply fromCache(CachedAnswer cached, String fingerprint) {
         StoredResponse response = cached.responseFor(fingerprint);
         metrics.stopped(Layer.REDIS);
-        metrics.replayed("redis");
+        metrics.replayed(Source.REDIS);
         return new Reply(response, true);
     }
 
-    private Uni<Reply> replay(StoredResponse response, String source) {
+    private Uni<Reply> replay(StoredResponse response, Source source) {
         metrics.replayed(source);
         return Uni.createFrom().item(new Reply(response, true));
     }

@@ -2,6 +2,9 @@ package io.payonce.idempotency;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -14,8 +17,11 @@ import jakarta.enterprise.context.ApplicationScoped;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.quarkus.runtime.Startup;
 import io.payonce.database.Database;
 import io.payonce.database.UtcTime;
+import io.payonce.idempotency.DuplicateMetrics.Source;
+import io.payonce.observability.LatencyHistograms;
 import io.payonce.redis.RedisFastPath;
 import io.payonce.redis.WakeUps;
 import io.smallrye.mutiny.Uni;
@@ -27,6 +33,7 @@ import io.smallrye.mutiny.Uni;
  * the row means to its own request. So a thousand copies of one request cost one read per poll, not a
  * thousand. The MySQL row is the authority: without Redis a watch only polls faster and wakes later.
  */
+@Startup
 @ApplicationScoped
 public class Waits {
 
@@ -37,11 +44,15 @@ public class Waits {
     private static final Duration MAX_POLL_LISTENING = Duration.ofSeconds(1);
     /** How long past its deadline a copy waits for its watch's first look, within the contract's second. */
     private static final Duration FIRST_LOOK_GRACE = Duration.ofMillis(900);
+    /** How a wait ended, as its timer's {@code outcome} tag. */
+    private static final List<String> OUTCOMES = List.of("finished", "released", "stillrunning", "failed");
 
     private final TokenRepository tokens;
     private final RedisFastPath redis;
     private final WakeUps wakeUps;
     private final MeterRegistry meters;
+    /** The wait's duration by how it ended, each a latency histogram, from the start. */
+    private final Map<String, Timer> waited = new HashMap<>();
     private final Database db;
     private final ConcurrentHashMap<Key, Watch> watches = new ConcurrentHashMap<>();
     private final AtomicInteger waiting = new AtomicInteger();
@@ -55,6 +66,11 @@ public class Waits {
         Gauge.builder("payonce.idempotency.waiters", waiting, AtomicInteger::get)
                 .description("copies of requests waiting on this instance for a first execution's answer")
                 .strongReference(true).register(meters);
+        for (String outcome : OUTCOMES) {
+            waited.put(outcome, LatencyHistograms.timer("payonce.idempotency.wait")
+                    .description("how long copies of requests waited for a first execution's answer")
+                    .tag("outcome", outcome).register(meters));
+        }
     }
 
     /**
@@ -63,7 +79,7 @@ public class Waits {
      * (its interim is the first execution's 202, when one was seen); {@link TokenFinding.Vacant} that the
      * owner released the token, so the waiter may claim it.
      */
-    public record Waited(TokenFinding finding, String source) {
+    public record Waited(TokenFinding finding, Source source) {
     }
 
     private record Key(String merchantId, String token) {
@@ -97,13 +113,12 @@ public class Waits {
                         : Uni.createFrom().completionStage(nextLook.copy()).ifNoItem().after(FIRST_LOOK_GRACE)
                                 .recoverWithItem((Void) null))
                         .flatMap(looked -> waiter.answer().isDone() ? Uni.createFrom().completionStage(waiter.answer().copy())
-                                : Uni.createFrom().item(new Waited(new TokenFinding.Running(watch.interim), "deadline"))))
+                                : Uni.createFrom().item(new Waited(new TokenFinding.Running(watch.interim), Source.DEADLINE))))
                 .onTermination().invoke(() -> {
                     waiting.decrementAndGet();
                     watch.waiters.remove(waiter);
                 })
-                .onItemOrFailure().invoke((waited, failure) -> sample.stop(meters.timer("payonce.idempotency.wait",
-                        "outcome", outcome(waited))));
+                .onItemOrFailure().invoke((ended, failure) -> sample.stop(waited.get(outcome(ended))));
     }
 
     /** Adds the waiter to the token's watch, starting one when there is none. */
@@ -148,7 +163,7 @@ public class Waits {
                 return Uni.createFrom().completionStage(wake).ifNoItem().after(delay).recoverWithItem(Optional.empty())
                         .map(notice -> {
                             notice.flatMap(payload -> CachedAnswer.decode(Optional.of(payload)))
-                                    .ifPresent(answer -> deliver(answer, "pubsub"));
+                                    .ifPresent(answer -> deliver(answer, Source.PUBSUB));
                             return next;
                         });
             }).onTermination().invoke(() -> wakeUps.unregister(key.merchantId(), key.token(), wake))
@@ -173,7 +188,7 @@ public class Waits {
             return redis.cached(key.merchantId(), key.token()).flatMap(payload -> {
                 Optional<CachedAnswer> cached = CachedAnswer.decode(payload);
                 if (cached.isPresent() && cached.get().isFinal()) {
-                    deliver(cached.get(), "redis");
+                    deliver(cached.get(), Source.REDIS);
                     return Uni.createFrom().item(Optional.<TokenRow>empty());
                 }
                 cached.ifPresent(interimAnswer -> interim = interimAnswer.response());
@@ -211,11 +226,11 @@ public class Waits {
                     }
                     finding = new TokenFinding.Running(interim);
                 }
-                waiter.answer().complete(new Waited(finding, "mysql"));
+                waiter.answer().complete(new Waited(finding, Source.MYSQL));
             }
         }
 
-        private void deliver(CachedAnswer answer, String source) {
+        private void deliver(CachedAnswer answer, Source source) {
             if (!answer.isFinal()) {
                 interim = answer.response();
                 return;
@@ -231,7 +246,7 @@ public class Waits {
         }
     }
 
-    /** The wait timer's {@code outcome} tag: finished, released, stillrunning or failed. */
+    /** The wait timer's {@code outcome} tag, one of {@link #OUTCOMES}. */
     private static String outcome(Waited waited) {
         if (waited == null) {
             return "failed";

@@ -9,13 +9,15 @@ import jakarta.inject.Singleton;
 import io.payonce.database.Database;
 import io.payonce.idempotency.IdempotencyGate;
 import io.payonce.idempotency.Reply;
+import io.payonce.observability.LogContext;
 import io.smallrye.mutiny.Uni;
 
 /**
  * The pay use case, top to bottom: the request passes the idempotency gate, which replays the first
  * execution's answer to a copy (after a bounded wait while it runs) or lets the copy own its token; the
  * owner executes the payment ({@link PaymentExecutor}: the token's claim, the record and the order's move
- * in one transaction, then the channel), and the gate hands its answer over to every waiting copy.
+ * in one transaction, then the channel), and the gate hands its answer over to every waiting copy. Each call
+ * names its merchant and request number in the log context, whichever entrance it came by.
  */
 @Singleton
 public class PayService {
@@ -42,6 +44,7 @@ public class PayService {
      * {@link #pay} would for an invalid token or another request's fingerprint.
      */
     public Uni<IdempotencyGate.CacheLook> replayCached(PayCommand cmd) {
+        LogContext.request(cmd.merchantId(), cmd.requestNo());
         return gate.replayCached(cmd.merchantId(), cmd.token(), cmd.fingerprint());
     }
 
@@ -50,6 +53,7 @@ public class PayService {
      * {@code cacheMissed}: {@link #replayCached} has just found nothing for it.
      */
     public Uni<Reply> pay(PayCommand cmd, Duration waitBound, boolean cacheMissed) {
+        LogContext.request(cmd.merchantId(), cmd.requestNo());
         IdempotencyGate.Entrance entrance = new IdempotencyGate.Entrance(cmd.merchantId(), cmd.token(),
                 cmd.fingerprint(), cmd.requestNo(), waitBound);
         return gate.pass(entrance, cacheMissed, claim -> executor.execute(cmd, claim));
@@ -57,6 +61,7 @@ public class PayService {
 
     /** One payment attempt, as it stands; empty when the merchant has none under that number. */
     public Uni<Optional<Payment>> payment(String merchantId, String requestNo) {
+        LogContext.request(merchantId, requestNo);
         return db.bounded(payments.find(merchantId, requestNo));
     }
 

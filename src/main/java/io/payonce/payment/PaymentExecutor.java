@@ -27,6 +27,7 @@ import io.payonce.idempotency.TokenTakenException;
 import io.payonce.order.Order;
 import io.payonce.order.OrderRepository;
 import io.payonce.order.OrderStatus;
+import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import org.jboss.logging.Logger;
@@ -53,6 +54,7 @@ import org.jboss.logging.Logger;
  * timeouts, {@link #DATABASE_TIMES_BEFORE_CHARGE} of them before its charge is sent (open, a COMMIT in
  * doubt resolved, the epoch checked again); each phase is bounded on its own.
  */
+@Startup
 @ApplicationScoped
 public class PaymentExecutor {
 

@@ -17,6 +17,7 @@ import io.payonce.idempotency.TokenRow;
 import io.payonce.order.Order;
 import io.payonce.order.OrderRepository;
 import io.payonce.order.OrderStatus;
+import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import org.jboss.logging.Logger;
 
@@ -25,6 +26,7 @@ import org.jboss.logging.Logger;
  * final word only, in one conditional statement (payment, order and the token's stored answer), so
  * whichever of them comes second changes nothing and answers what the first stored.
  */
+@Startup
 @ApplicationScoped
 public class Settlement {
 

@@ -10,6 +10,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
 import io.payonce.database.Database;
 import io.payonce.payment.PaymentRepository;
+import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import org.jboss.logging.Logger;
@@ -19,6 +20,7 @@ import org.jboss.logging.Logger;
  * it cannot keep up. Every instance reads the same table, so each reports the same numbers. When the
  * database does not answer, the gauges keep the last numbers read: a stuck payment stays visible.
  */
+@Startup
 @ApplicationScoped
 public class ProcessingBacklog {
 

@@ -2,7 +2,10 @@ package io.payonce.reconcile;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -20,6 +23,7 @@ import io.payonce.idempotency.TokenRepository;
 import io.payonce.payment.Payment;
 import io.payonce.payment.PaymentExecutor;
 import io.payonce.payment.PaymentRepository;
+import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import org.jboss.logging.Logger;
@@ -30,6 +34,7 @@ import org.jboss.logging.Logger;
  * request number; releases tokens whose owner died before any payment record existed; and purges
  * expired tokens in bounded batches.
  */
+@Startup
 @ApplicationScoped
 public class Reconciler {
 
@@ -54,7 +59,8 @@ public class Reconciler {
     private final IdempotencyGate gate;
     private final Database db;
     private final PayOnceConfig config;
-    private final MeterRegistry meters;
+    /** What became of each payment a run took up, counted from the start. */
+    private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
     private final Counter failedRuns;
     /** Scheduled runs that failed since the last one that ended well: an alert's measure of "repeatedly". */
     private final AtomicInteger failedInARow = new AtomicInteger();
@@ -67,12 +73,23 @@ public class Reconciler {
         this.gate = gate;
         this.db = db;
         this.config = config;
-        this.meters = meters;
+        for (Outcome outcome : Outcome.values()) {
+            outcomes.put(outcome, meters.counter("payonce.reconcile.outcomes", "outcome",
+                    outcome.name().toLowerCase(Locale.ROOT)));
+        }
         // registered at 0, so that the first failure is an increase a rate over the counter sees
         this.failedRuns = meters.counter("payonce.reconcile.failed_runs");
         Gauge.builder("payonce.reconcile.consecutive_failed_runs", failedInARow, AtomicInteger::get)
                 .description("scheduled reconciliation runs that failed since the last one that ended well")
                 .strongReference(true).register(meters);
+    }
+
+    /**
+     * What became of a payment reconciliation took up: settled by its call on the channel's word (succeeded,
+     * declined, or not completed when closed), settled by someone else meanwhile, or asked again later.
+     */
+    private enum Outcome {
+        SUCCEEDED, DECLINED, NOT_COMPLETED, SETTLED_ELSEWHERE, PENDING, UNKNOWN
     }
 
     /** What one run did. */
@@ -139,31 +156,31 @@ public class Reconciler {
         return executor.resume(payment, overdue, CLAIM_LEASE, backoff(payment.reconcileAttempts()))
                 .flatMap(resumed -> switch (resumed) {
                     case PaymentExecutor.Resumed.Settled settled -> {
-                        outcome(settled.settled().byThisCall() ? outcomeName(settled.word()) : "settled_elsewhere");
+                        outcome(settled.settled().byThisCall() ? outcomeOf(settled.word()) : Outcome.SETTLED_ELSEWHERE);
                         yield settled.settled().byThisCall() && payment.token() != null
                                 ? gate.handOver(payment.merchantId(), payment.token(), settled.settled().response())
                                         .replaceWith(true)
                                 : Uni.createFrom().item(true);
                     }
                     case PaymentExecutor.Resumed.Postponed postponed -> {
-                        outcome(postponed.word() instanceof ChargeResult.Pending ? "pending" : "unknown");
+                        outcome(postponed.word() instanceof ChargeResult.Pending ? Outcome.PENDING : Outcome.UNKNOWN);
                         yield Uni.createFrom().item(false);
                     }
                 })
                 .onFailure().recoverWithItem(e -> {
                     LOG.warnf("reconciling %s failed, retried after its claim lease: %s", payment.requestNo(), e.toString());
-                    outcome("unknown");
+                    outcome(Outcome.UNKNOWN);
                     return false;
                 });
     }
 
-    private void outcome(String outcome) {
-        meters.counter("payonce.reconcile.outcomes", "outcome", outcome).increment();
+    private void outcome(Outcome outcome) {
+        outcomes.get(outcome).increment();
     }
 
-    private static String outcomeName(ChargeResult word) {
-        return word instanceof ChargeResult.Succeeded ? "succeeded"
-                : word instanceof ChargeResult.Declined ? "declined" : "not_completed";
+    private static Outcome outcomeOf(ChargeResult word) {
+        return word instanceof ChargeResult.Succeeded ? Outcome.SUCCEEDED
+                : word instanceof ChargeResult.Declined ? Outcome.DECLINED : Outcome.NOT_COMPLETED;
     }
 
     Uni<Integer> releaseDeadLeases() {

@@ -1,11 +1,13 @@
 package io.payonce.redis;
 
+import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 import jakarta.annotation.PreDestroy;
@@ -73,6 +75,9 @@ class LoopLocalRedis {
     private final int poolSize;
     private final int poolWaiting;
     private final ConcurrentHashMap<EventLoop, ConcurrentHashMap<String, Redis>> clients = new ConcurrentHashMap<>();
+    /** Each event loop's number, in the order they first sent a command: part of their pools' names. */
+    private final ConcurrentHashMap<EventLoop, Integer> loopNumbers = new ConcurrentHashMap<>();
+    private final AtomicInteger nextLoopNumber = new AtomicInteger();
 
     @Inject
     LoopLocalRedis(Vertx vertx, ReactiveRedisDataSource shared, PayOnceConfig config,
@@ -328,13 +333,33 @@ class LoopLocalRedis {
         ConcurrentHashMap<String, Redis> ofLoop = clients.computeIfAbsent(loop.nettyEventLoop(),
                 l -> new ConcurrentHashMap<>());
         Redis client = ofLoop.get(node);
-        return client != null ? client : ofLoop.computeIfAbsent(node, n -> createOn(loop.unwrap(), n));
+        return client != null ? client
+                : ofLoop.computeIfAbsent(node, n -> createOn(loop.unwrap(), n,
+                        poolName(loopNumbers.computeIfAbsent(loop.nettyEventLoop(), l -> nextLoopNumber.getAndIncrement()), n)));
+    }
+
+    /**
+     * The name the client's pool and connections have in the Redis metrics ({@code pool_name}, {@code clientName}):
+     * its loop's number and its node, the same at every start; without one Vert.x names a pool with a random
+     * UUID and its client metrics with an empty prefix.
+     */
+    static String poolName(int loopNumber, String node) {
+        String where;
+        try {
+            URI uri = URI.create(node);
+            where = uri.getHost() == null ? uri.getScheme() : uri.getHost() + ":" + (uri.getPort() < 0 ? 6379 : uri.getPort());
+        } catch (IllegalArgumentException notAUri) {
+            where = "node";
+        }
+        return "fast-path-" + loopNumber + "@" + where;
     }
 
     /** A client takes the context current when it is made as the home of its connections. */
-    private Redis createOn(ContextInternal loopContext, String node) {
+    private Redis createOn(ContextInternal loopContext, String node, String name) {
         RedisOptions options = new RedisOptions().setConnectionString(node)
-                .setMaxPoolSize(poolSize).setMaxPoolWaiting(poolWaiting);
+                .setMaxPoolSize(poolSize).setMaxPoolWaiting(poolWaiting).setPoolName(name);
+        // "redis|name": Quarkus' metrics read the prefix and the client's name from it, as for its own client
+        options.getNetClientOptions().setMetricsName("redis|" + name);
         Redis[] created = new Redis[1];
         loopContext.dispatch(() -> created[0] = Redis.createClient(io.vertx.mutiny.core.Vertx.newInstance(vertx), options));
         return created[0];

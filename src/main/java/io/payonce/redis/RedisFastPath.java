@@ -1,11 +1,15 @@
 package io.payonce.redis;
 
 import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 
 import jakarta.inject.Singleton;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
@@ -30,7 +34,8 @@ public class RedisFastPath {
 
     private final PayOnceConfig.Redis config;
     private final Duration tokenTtl;
-    private final MeterRegistry meters;
+    /** Fallbacks by the call that fell back, each counted from the start. */
+    private final Map<Op, Counter> fallbacks = new EnumMap<>(Op.class);
     private final WakeUps wakeUps;
     private final LoopLocalRedis loopLocal;
     /** Unknown until the first probe answers: until then every copy takes the MySQL path. */
@@ -39,13 +44,20 @@ public class RedisFastPath {
     RedisFastPath(PayOnceConfig config, MeterRegistry meters, WakeUps wakeUps, LoopLocalRedis loopLocal) {
         this.config = config.redis();
         this.tokenTtl = config.token().ttl();
-        this.meters = meters;
         this.wakeUps = wakeUps;
         this.loopLocal = loopLocal;
         // created at start, so the gauge is there before the first request; readiness says the same
         Gauge.builder("payonce.redis.degraded", this, r -> r.enabled() && !r.available() ? 1 : 0)
                 .description("1 while Redis is enabled and failed its last probe (the MySQL path serves alone), else 0")
                 .strongReference(true).register(meters);
+        for (Op op : Op.values()) {
+            fallbacks.put(op, meters.counter("payonce.redis.fallbacks", "op", op.name().toLowerCase(Locale.ROOT)));
+        }
+    }
+
+    /** The calls to Redis, as the fallbacks counter's {@code op} tag names them. */
+    private enum Op {
+        GET, ACQUIRE, OWNED, FINISH, RELEASE, DISOWN
     }
 
     public boolean enabled() {
@@ -59,7 +71,7 @@ public class RedisFastPath {
 
     /** The answer cached for the token; empty when there is none or Redis cannot tell. */
     public Uni<Optional<String>> cached(String merchantId, String token) {
-        return guarded("get", () -> loopLocal.send(Command.GET, RedisKeys.of(merchantId, token).result())
+        return guarded(Op.GET, () -> loopLocal.send(Command.GET, RedisKeys.of(merchantId, token).result())
                 .map(r -> Optional.ofNullable(r == null ? null : r.toString())), Optional.empty());
     }
 
@@ -69,13 +81,13 @@ public class RedisFastPath {
      */
     public Uni<Boolean> acquire(String merchantId, String token) {
         // SET answers OK when it set the key, nil when NX found it taken
-        return guarded("acquire", () -> loopLocal.send(Command.SET, RedisKeys.of(merchantId, token).ownership(), "1",
+        return guarded(Op.ACQUIRE, () -> loopLocal.send(Command.SET, RedisKeys.of(merchantId, token).ownership(), "1",
                 "NX", "PX", Long.toString(config.ownershipTtl().toMillis())).map(r -> r != null), true);
     }
 
     /** Whether some copy holds the token's ownership key; false when Redis cannot tell. */
     public Uni<Boolean> owned(String merchantId, String token) {
-        return guarded("owned", () -> loopLocal.send(Command.EXISTS, RedisKeys.of(merchantId, token).ownership())
+        return guarded(Op.OWNED, () -> loopLocal.send(Command.EXISTS, RedisKeys.of(merchantId, token).ownership())
                 .map(r -> r != null && r.toInteger() == 1), false);
     }
 
@@ -98,21 +110,21 @@ public class RedisFastPath {
         RedisKeys keys = RedisKeys.of(merchantId, token);
         long cacheMs = cacheFor.isNegative() || cacheFor.isZero() || cacheFor.compareTo(tokenTtl) > 0 ? 0
                 : Math.max(1, cacheFor.toMillis());
-        return guarded("finish", () -> loopLocal.send(Command.EVAL, FINISH, "2", keys.result(), keys.ownership(),
+        return guarded(Op.FINISH, () -> loopLocal.send(Command.EVAL, FINISH, "2", keys.result(), keys.ownership(),
                 payload, Long.toString(cacheMs), keys.channel()).replaceWithVoid(), null);
     }
 
     /** Gives up ownership without an answer and tells waiters to look again (the token was released). */
     public Uni<Void> released(String merchantId, String token) {
         RedisKeys keys = RedisKeys.of(merchantId, token);
-        return guarded("release", () -> loopLocal.send(Command.DEL, keys.ownership())
+        return guarded(Op.RELEASE, () -> loopLocal.send(Command.DEL, keys.ownership())
                 .flatMap(v -> loopLocal.send(Command.PUBLISH, keys.channel(), WakeUps.LOOK_AGAIN))
                 .replaceWithVoid(), null);
     }
 
     /** Gives up ownership while the token stays in progress (the channel outcome is unknown). */
     public Uni<Void> disown(String merchantId, String token) {
-        return guarded("disown", () -> loopLocal.send(Command.DEL, RedisKeys.of(merchantId, token).ownership())
+        return guarded(Op.DISOWN, () -> loopLocal.send(Command.DEL, RedisKeys.of(merchantId, token).ownership())
                 .replaceWithVoid(), null);
     }
 
@@ -140,14 +152,14 @@ public class RedisFastPath {
     }
 
     /** Runs a Redis call with the timeout; any failure counts as a fallback and yields {@code fallback}. */
-    private <T> Uni<T> guarded(String op, Supplier<Uni<? extends T>> call, T fallback) {
+    private <T> Uni<T> guarded(Op op, Supplier<Uni<? extends T>> call, T fallback) {
         if (!available()) {
             return Uni.createFrom().item(fallback);
         }
         return Uni.createFrom().<T>deferred(call)
                 .ifNoItem().after(config.timeout()).fail()
                 .onFailure().recoverWithItem(failure -> {
-                    meters.counter("payonce.redis.fallbacks", "op", op).increment();
+                    fallbacks.get(op).increment();
                     LOG.debugf("Redis %s fell back: %s", op, failure);
                     return fallback;
                 });

@@ -32,12 +32,12 @@ import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
-import io.payonce.PayOnceConfig;
 import io.payonce.api.Identifiers;
 import io.payonce.api.InvalidRequestException;
 import io.payonce.api.JsonBodies;
 import io.payonce.api.Merchants;
 import io.payonce.api.Problems;
+import io.quarkus.resteasy.reactive.server.EndpointDisabled;
 import io.quarkus.runtime.annotations.RegisterForReflection;
 import io.smallrye.mutiny.Uni;
 
@@ -49,6 +49,7 @@ import io.smallrye.mutiny.Uni;
 @Path("/sandbox")
 @Produces(MediaType.APPLICATION_JSON)
 @Tag(name = "Sandbox")
+@EndpointDisabled(name = SandboxSwitch.KEY, stringValue = "false", disableIfMissing = true)
 // called at an instance, never through the gateway: the merchant header, not the gateway's API key
 @SecurityRequirement(name = "merchant")
 public class SandboxResource {
@@ -59,17 +60,15 @@ public class SandboxResource {
     private final SandboxLedger ledger;
     private final SandboxChannel channel;
     private final SandboxBehavior behavior;
-    private final PayOnceConfig config;
 
     SandboxResource(Merchants merchants, JsonBodies bodies, Problems problems, SandboxLedger ledger,
-            SandboxChannel channel, SandboxBehavior behavior, PayOnceConfig config) {
+            SandboxChannel channel, SandboxBehavior behavior) {
         this.merchants = merchants;
         this.bodies = bodies;
         this.problems = problems;
         this.ledger = ledger;
         this.channel = channel;
         this.behavior = behavior;
-        this.config = config;
     }
 
     @RegisterForReflection
@@ -146,7 +145,7 @@ public class SandboxResource {
                     @ExampleObject(name = "not_accepted", ref = "not_accepted"),
                     @ExampleObject(name = "temporarily_unavailable", ref = "temporarily_unavailable") }))
     public Uni<Response> charge(@Context HttpHeaders headers, byte[] body) {
-        String merchantId = enabledFor(headers);
+        String merchantId = merchants.require(headers);
         ChargeRequest request = bodies.read(headers, body, ChargeRequest.class);
         if (!merchantId.equals(request.merchantId())) {
             throw new InvalidRequestException("merchant_mismatch", "merchant_id differs from the merchant header");
@@ -171,7 +170,7 @@ public class SandboxResource {
     public Uni<Response> query(@Context HttpHeaders headers,
             @Parameter(schema = @Schema(type = SchemaType.STRING, pattern = Identifiers.REGEX), example = "req_1")
             @PathParam("request_no") String requestNo) {
-        String merchantId = enabledFor(headers);
+        String merchantId = merchants.require(headers);
         Identifiers.require("request_no", requestNo);
         return ledger.find(merchantId, requestNo).map(charge -> charge.isPresent()
                 ? Response.ok(charge.get()).build()
@@ -198,7 +197,7 @@ public class SandboxResource {
     public Uni<Response> close(@Context HttpHeaders headers,
             @Parameter(schema = @Schema(type = SchemaType.STRING, pattern = Identifiers.REGEX), example = "req_1")
             @PathParam("request_no") String requestNo) {
-        String merchantId = enabledFor(headers);
+        String merchantId = merchants.require(headers);
         Identifiers.require("request_no", requestNo);
         return ledger.close(merchantId, requestNo).map(charge -> {
             if (!"SUCCEEDED".equals(charge.status())) {
@@ -221,7 +220,7 @@ public class SandboxResource {
     public Uni<SandboxLedger.OrderLedger> ledger(@Context HttpHeaders headers,
             @Parameter(required = true, schema = @Schema(type = SchemaType.STRING, pattern = Identifiers.REGEX),
                     example = "ord_1") @QueryParam("order_no") String orderNo) {
-        String merchantId = enabledFor(headers);
+        String merchantId = merchants.require(headers);
         Identifiers.require("order_no", orderNo);
         return ledger.ledger(merchantId, orderNo);
     }
@@ -237,7 +236,7 @@ public class SandboxResource {
             content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(ref = "SandboxBehavior")))
     @APIResponse(responseCode = "400", ref = "InvalidBody")
     public SandboxBehavior.Setting setBehavior(@Context HttpHeaders headers, byte[] body) {
-        String merchantId = enabledFor(headers);
+        String merchantId = merchants.require(headers);
         BehaviorRequest request = bodies.read(headers, body, BehaviorRequest.class);
         return behavior.replace(merchantId, request.setting());
     }
@@ -248,7 +247,7 @@ public class SandboxResource {
     @APIResponse(responseCode = "200", description = "The behaviour now in force.",
             content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(ref = "SandboxBehavior")))
     public SandboxBehavior.Setting getBehavior(@Context HttpHeaders headers) {
-        return behavior.current(enabledFor(headers));
+        return behavior.current(merchants.require(headers));
     }
 
     /** A charge still being processed is answered "pending", never run again. */
@@ -262,13 +261,6 @@ public class SandboxResource {
             case SandboxChannel.Answer.Gone gone -> problems.response(404, "charge_not_found", "Charge not found",
                     "the charge is no longer in the ledger");
         };
-    }
-
-    private String enabledFor(HttpHeaders headers) {
-        if (!config.sandbox().enabled()) {
-            throw new jakarta.ws.rs.NotFoundException("the sandbox channel is disabled");
-        }
-        return merchants.require(headers);
     }
 
 }

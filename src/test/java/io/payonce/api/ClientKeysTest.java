@@ -7,6 +7,7 @@ import static io.payonce.support.Fixtures.id;
 import static io.payonce.support.Fixtures.pay;
 import static io.payonce.support.Fixtures.payBody;
 import static io.payonce.support.Fixtures.pendingOrder;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -87,9 +88,11 @@ class ClientKeysTest {
     }
 
     @Test
-    void tooShortClientKey_returns400InvalidToken() {
+    void tooShortClientKey_returns400InvalidToken_sayingWhatAKeyMayBe() {
         pay(MERCHANT, "short-key", payBody(pendingOrder(), id("req"), AMOUNT)).then().statusCode(400)
-                .body("code", equalTo("invalid_idempotency_token"));
+                .body("code", equalTo("invalid_idempotency_token"))
+                .body("detail", containsString("POST /tokens"))
+                .body("detail", containsString("client key of 16 to 255 printable ASCII characters"));
     }
 
     /**

@@ -10,10 +10,12 @@ import static io.payonce.support.Fixtures.payBody;
 import static io.payonce.support.Fixtures.pendingOrder;
 import static io.payonce.support.Fixtures.token;
 import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.Map;
+import java.util.UUID;
 
 import jakarta.inject.Inject;
 
@@ -70,6 +72,32 @@ class TenancyTest {
                 .then().statusCode(400).body("code", equalTo("invalid_idempotency_token")).extract().asString();
 
         assertEquals(unusedAnswer, usedAnswer, "a foreign token looks exactly like an unknown one");
+    }
+
+    /**
+     * A Stripe-style client's first call, its own UUID as the key while client keys are off: the refusal says
+     * where keys come from and that client keys are a setting, in the words it has for any refused key, so
+     * it tells nothing of whether the key is someone's.
+     */
+    @Test
+    void clientMadeKey_isToldWhereKeysComeFrom_inTheWordsOfAnyRefusedKey() {
+        String orderNo = pendingOrder(MERCHANT);
+        String usedByA = token(MERCHANT);
+        pay(usedByA, orderNo, id("req")).then().statusCode(200);
+        String ordersOfB = pendingOrder(OTHER_MERCHANT);
+
+        String uuidAnswer = pay(OTHER_MERCHANT, UUID.randomUUID().toString(), payBody(ordersOfB, id("req"), AMOUNT))
+                .then().statusCode(400).body("code", equalTo("invalid_idempotency_token"))
+                .body("detail", containsString("POST /tokens"))
+                .body("detail", containsString("payonce.idempotency.accept-client-keys"))
+                .extract().asString();
+        String foreignAnswer = pay(OTHER_MERCHANT, usedByA, payBody(ordersOfB, id("req"), AMOUNT))
+                .then().statusCode(400).extract().asString();
+        String malformedAnswer = pay(OTHER_MERCHANT, "\"tok_\\q\"", payBody(ordersOfB, id("req"), AMOUNT))
+                .then().statusCode(400).extract().asString();
+
+        assertEquals(uuidAnswer, foreignAnswer, "a client's own key and another merchant's token, alike");
+        assertEquals(uuidAnswer, malformedAnswer, "a client's own key and a malformed one, alike");
     }
 
     @Test

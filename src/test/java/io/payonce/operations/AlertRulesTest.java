@@ -15,16 +15,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import jakarta.inject.Inject;
 
@@ -32,7 +28,6 @@ import org.junit.jupiter.api.Test;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 
 import io.payonce.reconcile.ProcessingBacklog;
 import io.payonce.reconcile.Reconciler;
@@ -49,26 +44,21 @@ import io.quarkus.test.junit.QuarkusTest;
  * The alerting rules and the dashboard against the service they watch: the rules pass promtool's check and
  * their unit tests, each rule has a test in which it fires, a severity, a description and a runbook, and
  * every metric the rules, their tests and the dashboard name is one a running instance exports, with the
- * labels they use. promtool comes with Debian's prometheus package ({@code scripts/services.sh --test-tools}).
+ * labels they use, after traffic that touches them all ({@code MetricsIT} checks the same of an instance that has
+ * served nothing). promtool comes with Debian's prometheus package ({@code scripts/services.sh --test-tools}).
  */
 @QuarkusTest
 class AlertRulesTest {
 
-    private static final Path PROMETHEUS = Path.of("src/main/prometheus");
-    private static final Path RULES = PROMETHEUS.resolve("alerts.yml");
-    private static final Path RULE_TESTS = PROMETHEUS.resolve("alerts-test.yml");
-    private static final Path DASHBOARD = Path.of("src/main/grafana/payonce.json");
-    /** Prometheus adds these to every series it scrapes; no instance exports them. */
-    private static final Set<String> TARGET_LABELS = Set.of("job", "instance");
+    private static final Path RULES = MonitoredMetrics.RULES;
+    private static final Path RULE_TESTS = MonitoredMetrics.RULE_TESTS;
     private static final Set<String> SEVERITIES = Set.of("critical", "warning");
     private static final Duration PROMTOOL_BOUND = Duration.ofSeconds(60);
     private static final Duration RUN = Duration.ofSeconds(20);
     /** Past min-age (30 s), its owner's lease over: a payment reconciliation takes up. */
     private static final Duration OLD_ENOUGH = Duration.ofMinutes(1);
     private static final Duration LEASE_OVER = Duration.ofSeconds(-1);
-    private static final Pattern LABEL_VALUES = Pattern.compile("label_values\\((.*),\\s*(\\w+)\\s*\\)");
-    private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper YAML = MonitoredMetrics.YAML;
 
     @Inject
     TestDatabase db;
@@ -95,7 +85,7 @@ class AlertRulesTest {
     @Test
     void dashboardQueries_areValidPromQl() throws IOException {
         List<Map<String, String>> recorded = new ArrayList<>();
-        dashboardQueries().forEach((where, expr) -> recorded.add(Map.of(
+        MonitoredMetrics.dashboardQueries().forEach((where, expr) -> recorded.add(Map.of(
                 // named after its panel and query, so that promtool's complaint says which
                 "record", "dashboard:" + where.replaceAll(".*panel ", "").replaceAll("\\W+", "_"),
                 // Grafana's variables as Grafana fills them in: a range, and a regex for a label value
@@ -118,7 +108,7 @@ class AlertRulesTest {
                 }
             }
         }
-        List<JsonNode> alerts = alerts();
+        List<JsonNode> alerts = MonitoredMetrics.alerts();
         assertFalse(alerts.isEmpty(), "no alert in " + RULES);
 
         List<String> problems = new ArrayList<>();
@@ -146,63 +136,8 @@ class AlertRulesTest {
 
         Exposition exported = Exposition.parse(Operations.management().get("/q/metrics").then().statusCode(200).extract().asString());
 
-        Set<String> problems = new LinkedHashSet<>();
-        for (JsonNode alert : alerts()) {
-            check(RULES + " " + alert.path("alert").asText(), alert.path("expr").asText(), true, exported, problems);
-        }
-        for (JsonNode test : YAML.readTree(RULE_TESTS.toFile()).path("tests")) {
-            for (JsonNode input : test.path("input_series")) {
-                check(RULE_TESTS + " " + test.path("name").asText(), input.path("series").asText(), false, exported,
-                        problems);
-            }
-        }
-        dashboardQueries().forEach((where, expr) -> check(where, expr, false, exported, problems));
-        for (JsonNode variable : JSON.readTree(DASHBOARD.toFile()).path("templating").path("list")) {
-            Matcher values = LABEL_VALUES.matcher(variable.path("definition").asText());
-            if (values.matches()) {
-                check(DASHBOARD + " variable " + variable.path("name").asText(), values.group(1), false, exported,
-                        problems);
-            }
-        }
+        Set<String> problems = MonitoredMetrics.missingFrom(exported);
         assertTrue(problems.isEmpty(), String.join("\n", problems) + "\n(exported: " + exported.metrics() + ")");
-    }
-
-    /**
-     * The metrics {@code expr} names must be exported with the labels it matches or groups by; with
-     * {@code exactValues}, each value it requires with {@code =} must be one a series carries.
-     */
-    private static void check(String where, String expr, boolean exactValues, Exposition exported,
-            Set<String> problems) {
-        List<PromQl.Selector> selectors = PromQl.selectors(expr);
-        if (selectors.isEmpty()) {
-            problems.add(where + ": no metric found in " + expr);
-        }
-        Set<String> labels = new TreeSet<>(TARGET_LABELS);
-        for (PromQl.Selector selector : selectors) {
-            String metric = selector.metric();
-            if (!exported.has(metric)) {
-                problems.add(where + ": " + metric + " is not exported");
-                continue;
-            }
-            labels.addAll(exported.labels(metric));
-            for (PromQl.LabelMatcher matcher : selector.matchers()) {
-                if (TARGET_LABELS.contains(matcher.label())) {
-                    continue;
-                }
-                if (!exported.labels(metric).contains(matcher.label())) {
-                    problems.add(where + ": " + metric + " has no label " + matcher.label());
-                } else if (exactValues && matcher.op().equals("=")
-                        && !exported.has(metric, matcher.label(), matcher.value())) {
-                    problems.add(where + ": no series " + metric + "{" + matcher.label() + "=\"" + matcher.value()
-                            + "\"}");
-                }
-            }
-        }
-        for (String label : PromQl.groupingLabels(expr)) {
-            if (!labels.contains(label)) {
-                problems.add(where + ": groups by " + label + ", which none of its metrics has");
-            }
-        }
     }
 
     /**
@@ -234,27 +169,6 @@ class AlertRulesTest {
         db.paymentProcessing(OLD_ENOUGH, LEASE_OVER);
         assertEquals(1, reconciler.runOnce().await().atMost(RUN).settled(), "payments reconciled");
         backlog.measure().await().atMost(RUN);
-    }
-
-    private static List<JsonNode> alerts() throws IOException {
-        List<JsonNode> alerts = new ArrayList<>();
-        for (JsonNode group : YAML.readTree(RULES.toFile()).path("groups")) {
-            group.path("rules").forEach(alerts::add);
-        }
-        return alerts;
-    }
-
-    /** Each query of each dashboard panel, by where it is: panel title and query id. */
-    private static Map<String, String> dashboardQueries() throws IOException {
-        Map<String, String> queries = new LinkedHashMap<>();
-        for (JsonNode panel : JSON.readTree(DASHBOARD.toFile()).path("panels")) {
-            for (JsonNode target : panel.path("targets")) {
-                String where = DASHBOARD + " panel \"" + panel.path("title").asText() + "\" "
-                        + target.path("refId").asText();
-                queries.put(where, target.path("expr").asText());
-            }
-        }
-        return queries;
     }
 
     /** Runs promtool; its exit status must be 0, and what it printed is the failure message otherwise. */

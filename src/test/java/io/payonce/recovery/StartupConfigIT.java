@@ -25,9 +25,9 @@ import io.payonce.support.Await;
 
 /**
  * The packaged application refuses to start with settings under which reconciliation could look at a
- * payment whose owner may still be waiting for the channel (contract section 6): it exits with a non-zero
- * code before it is ever ready, and its log names the settings that clash, so an operator knows what to
- * change. The same settings with a shorter channel timeout start as usual.
+ * payment whose owner may still be waiting for the channel (contract section 6), or with nowhere to charge
+ * (contract section 8): it exits with a non-zero code before it is ever ready, and its log names the settings
+ * to change. The same settings with a shorter channel timeout, or with the sandbox on, start as usual.
  */
 class StartupConfigIT {
 
@@ -103,6 +103,53 @@ class StartupConfigIT {
 
             // then
             assertTrue(ready, () -> "started and ready; " + exitAndLog(app));
+        }
+    }
+
+    /**
+     * The prod profile as a deployment gets it, with no channel URL: the sandbox is off by default there, so
+     * nothing would take the charges, and the start is refused naming the key to set.
+     */
+    @Test
+    void prodProfileWithoutChannelUrl_refusesToStart_namingTheKey() throws Exception {
+        // given: neither the channel nor the sandbox switch set (the test launcher sets both otherwise)
+        try (AppProcess app = AppProcess.named("config-no-channel").unset("PAYONCE_CHANNEL_URL")
+                .unset("PAYONCE_SANDBOX_ENABLED")) {
+            // when
+            boolean ready = startAndAwaitReadyOrExit(app);
+
+            // then
+            assertRefused(app, ready, "set payonce.channel.url", "payonce.sandbox.enabled=true");
+        }
+    }
+
+    /** The control: with the sandbox turned on, the channel is the instance's own sandbox, and it starts. */
+    @Test
+    void sandboxOnWithoutChannelUrl_startsAndIsReady() throws Exception {
+        // given
+        try (AppProcess app = AppProcess.named("config-own-sandbox").unset("PAYONCE_CHANNEL_URL")
+                .env("PAYONCE_SANDBOX_ENABLED", "true")) {
+            // when
+            boolean ready = startAndAwaitReadyOrExit(app);
+
+            // then
+            assertTrue(ready, () -> "started and ready; " + exitAndLog(app));
+        }
+    }
+
+    /**
+     * The endpoints' switch reads the value as text: a spelling other than {@code true} or {@code false} would
+     * leave them served while the rest of the service takes the sandbox as off, so it is refused.
+     */
+    @Test
+    void sandboxSwitchNeitherTrueNorFalse_refusesToStart_namingTheKey() throws Exception {
+        // given
+        try (AppProcess app = AppProcess.named("config-switch-spelling").env("PAYONCE_SANDBOX_ENABLED", "FALSE")) {
+            // when
+            boolean ready = startAndAwaitReadyOrExit(app);
+
+            // then
+            assertRefused(app, ready, "payonce.sandbox.enabled", "true or false");
         }
     }
 

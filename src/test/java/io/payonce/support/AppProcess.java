@@ -9,10 +9,12 @@ import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import io.restassured.specification.RequestSpecification;
@@ -36,8 +38,11 @@ public final class AppProcess implements AutoCloseable {
     private final int port;
     private final int managementPort;
     private final Map<String, String> env;
+    private final Set<String> unset = new HashSet<>();
     private Path certificates;
     private int starts;
+    /** What the latest start writes: its standard output and error. */
+    private File log;
     private Process process;
 
     private AppProcess(String name, int port, int managementPort, Map<String, String> env) {
@@ -58,6 +63,17 @@ public final class AppProcess implements AutoCloseable {
     /** Sets an environment variable for this and every later start; the rest is inherited from the build. */
     public AppProcess env(String key, String value) {
         env.put(key, value);
+        unset.remove(key);
+        return this;
+    }
+
+    /**
+     * Leaves {@code key} out of the environment of this and every later start, whether set above or inherited:
+     * the application then takes its own default.
+     */
+    public AppProcess unset(String key) {
+        env.remove(key);
+        unset.add(key);
         return this;
     }
 
@@ -94,6 +110,11 @@ public final class AppProcess implements AutoCloseable {
         return port;
     }
 
+    /** The log of the latest start (its standard output and error), null before the first. */
+    public File log() {
+        return log;
+    }
+
     /** The port of this instance's management interface: /q/health, /q/metrics, /q/openapi. */
     public int managementPort() {
         return managementPort;
@@ -110,9 +131,10 @@ public final class AppProcess implements AutoCloseable {
             throw new IllegalStateException(name + " is running already");
         }
         LOGS.mkdirs();
+        log = new File(LOGS, name + "-" + port + "-" + (++starts) + ".log");
         ProcessBuilder builder = new ProcessBuilder(command())
                 .redirectErrorStream(true)
-                .redirectOutput(new File(LOGS, name + "-" + port + "-" + (++starts) + ".log"));
+                .redirectOutput(log);
         builder.environment().put("QUARKUS_HTTP_PORT", Integer.toString(port));
         builder.environment().put("QUARKUS_MANAGEMENT_PORT", Integer.toString(managementPort));
         // loopback only: nothing these tests start is reachable from outside the machine
@@ -125,6 +147,7 @@ public final class AppProcess implements AutoCloseable {
         // the default channel URL names localhost, which may resolve to ::1, where nothing listens
         builder.environment().put("PAYONCE_CHANNEL_URL", sandboxUrl());
         builder.environment().putAll(env);
+        builder.environment().keySet().removeAll(unset);
         process = builder.start();
         return this;
     }
