@@ -62,8 +62,14 @@ source scripts/java25.sh
 # as the missing piece of this toolchain; with GraalVM's driver it repeats what that driver does.
 # The @QuarkusTest classes run on the JVM whatever the packaging, as the README's test command runs them
 # already: skipped here, so this command is the executable and the tests of the packaged application.
+# The toolchain's C support lacks the two JVM_* functions the JDK's container metrics call
+# (scripts/native-shim/container_support.c): compiled here, outside target/ (which `clean` empties), and
+# linked into the executable.
+shim_dir=${XDG_CACHE_HOME:-$HOME/.cache}/payonce-native-shim
+mkdir -p "$shim_dir"
+gcc -c -O2 -fPIC -o "$shim_dir/container_support.o" scripts/native-shim/container_support.c
 ./mvnw -B clean verify -Dnative \
   -Dquarkus.native.graalvm-home="$toolchain" \
-  -Dquarkus.native.additional-build-args-append=-J--add-modules=ALL-DEFAULT \
+  -Dquarkus.native.additional-build-args-append=-J--add-modules=ALL-DEFAULT,-H:NativeLinkerOption="$shim_dir/container_support.o" \
   -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false \
   "$@"

@@ -37,7 +37,6 @@ import io.payonce.api.InvalidRequestException;
 import io.payonce.api.JsonBodies;
 import io.payonce.api.Merchants;
 import io.payonce.api.Problems;
-import io.quarkus.resteasy.reactive.server.EndpointDisabled;
 import io.quarkus.runtime.annotations.RegisterForReflection;
 import io.smallrye.mutiny.Uni;
 
@@ -49,7 +48,6 @@ import io.smallrye.mutiny.Uni;
 @Path("/sandbox")
 @Produces(MediaType.APPLICATION_JSON)
 @Tag(name = "Sandbox")
-@EndpointDisabled(name = SandboxSwitch.KEY, stringValue = "false", disableIfMissing = true)
 // called at an instance, never through the gateway: the merchant header, not the gateway's API key
 @SecurityRequirement(name = "merchant")
 public class SandboxResource {

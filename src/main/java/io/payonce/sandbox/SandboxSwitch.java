@@ -15,7 +15,7 @@ import io.quarkus.runtime.StartupEvent;
  * What {@value #KEY} does at start, so that one packaged application runs with the sandbox on and off. On, the
  * sandbox's tables are made or brought up to date by its own migrations ({@code db/sandbox}, recorded in
  * {@code sandbox_schema_history}), after the service's own, before anything is served; off, nothing of it is
- * created, {@link SandboxResource}'s endpoints are disabled (404, like any unknown path) and
+ * created, {@link SandboxResource}'s endpoints answer 404 like any unknown path ({@link SandboxOff}) and
  * {@link SandboxDocument} takes them out of the API document. Turning it on later for the same database
  * creates its tables then.
  */
@@ -27,7 +27,7 @@ class SandboxSwitch {
     void atStart(@Observes StartupEvent start, PayOnceConfig payOnce, Config config,
             @FlywayDataSource("sandbox") Instance<Flyway> sandboxMigrations) {
         String value = config.getConfigValue(KEY).getValue();
-        // the endpoints' switch compares the text: any other spelling would serve them while the rest is off
+        // a value other than true or false is a mistake to name, not a sandbox quietly off
         if (value != null && !value.equals("true") && !value.equals("false")) {
             throw new SandboxSwitchInvalidException(value);
         }
