@@ -1,11 +1,16 @@
 package io.payonce.api;
 
+import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
 import io.payonce.PayOnceConfig;
+import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.quarkus.vertx.http.runtime.RouteConstants;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpConnection;
@@ -23,6 +28,14 @@ import io.vertx.ext.web.RoutingContext;
  * that arrives in full within {@code payonce.http.body-timeout} (408), so that stalled or trickling clients
  * hold neither memory nor a request for long. Each refusal is problem+json; over HTTP/1.1 it closes the
  * connection, so the rest of such a body is never read.
+ *
+ * <p>And no new request at all once the instance is stopping, past its shutdown delay: 503
+ * {@code temporarily_unavailable} with {@code Retry-After}. Quarkus serves whatever arrives until the process
+ * exits (its graceful-shutdown filter only closes each connection after its answer), so under steady traffic
+ * a stopping instance would take on new payments until its shutdown timeout cut them off mid-way. The delay
+ * (readiness down, requests still served) gives balancers time to stop sending; a request that arrives after
+ * it is refused before anything is done for it, and its client's retry goes to another instance, while the
+ * requests in flight finish.
  */
 @ApplicationScoped
 public class RequestLimits {
@@ -30,17 +43,32 @@ public class RequestLimits {
     private static final String IDEMPOTENCY_KEY = PayResource.IDEMPOTENCY_KEY;
     /** How long a refused request's remaining body is read and dropped before its connection is closed. */
     private static final long LINGER_MS = 2_000;
+    /** As every retryable refusal of the service says it (Problems#retryable). */
+    private static final Map<String, String> RETRY_AFTER = Map.of("Retry-After", "1");
 
     private final Problems problems;
     private final Vertx vertx;
     private final long bodyTimeoutMs;
     private final String merchantHeader;
+    private final Duration shutdownDelay;
+    private volatile boolean stopping;
 
-    RequestLimits(Problems problems, Vertx vertx, PayOnceConfig config) {
+    RequestLimits(Problems problems, Vertx vertx, PayOnceConfig config,
+            @ConfigProperty(name = "quarkus.shutdown.delay") Optional<Duration> shutdownDelay) {
         this.problems = problems;
         this.vertx = vertx;
         this.bodyTimeoutMs = config.http().bodyTimeout().toMillis();
         this.merchantHeader = config.merchantHeader();
+        this.shutdownDelay = shutdownDelay.orElse(Duration.ZERO);
+    }
+
+    /** Fired as the shutdown delay begins (quarkus.shutdown.delay-enabled): new requests refused when it ends. */
+    void onShutdown(@Observes ShutdownDelayInitiatedEvent event) {
+        if (shutdownDelay.toMillis() < 1) {
+            stopping = true;
+        } else {
+            vertx.setTimer(shutdownDelay.toMillis(), id -> stopping = true);
+        }
     }
 
     void register(@Observes Router router) {
@@ -50,6 +78,11 @@ public class RequestLimits {
 
     private void limit(RoutingContext ctx) {
         HttpServerRequest request = ctx.request();
+        if (stopping) {
+            refuse(ctx, 503, "temporarily_unavailable", "Temporarily unavailable",
+                    "this instance is stopping; send the request again", RETRY_AFTER);
+            return;
+        }
         // two merchants or two keys named: whichever one a reader took, another may have authorised the other;
         // refused here, ahead of both the replay route and the REST layer, so the answer never depends on
         // which of them would have answered
@@ -99,8 +132,14 @@ public class RequestLimits {
     }
 
     private void refuse(RoutingContext ctx, int status, String code, String title, String detail) {
+        refuse(ctx, status, code, title, detail, Map.of());
+    }
+
+    private void refuse(RoutingContext ctx, int status, String code, String title, String detail,
+            Map<String, String> headers) {
         HttpServerResponse response = ctx.response().setStatusCode(status)
                 .putHeader(HttpHeaders.CONTENT_TYPE, Problems.MEDIA_TYPE);
+        headers.forEach(response::putHeader);
         if (ctx.request().version() == HttpVersion.HTTP_2) {
             // one stream of many: ending it is enough, the connection serves the others
             response.end(problems.body(status, code, title, detail, Map.of()));
