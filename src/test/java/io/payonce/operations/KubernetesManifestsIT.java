@@ -56,6 +56,7 @@ class KubernetesManifestsIT {
     /** The benchmark's figures, of which the memory request must cover the peak (docs/benchmark.md). */
     private static final Path BENCH_SUMMARY = Path.of("src/bench/summary.jsonl");
     /** Where the JVM options the benchmark measured are written down for every script that starts the app. */
+    private static final Path APPLICATION_PROPERTIES = Path.of("src/main/resources/application.properties");
     private static final Path JVM_OPTIONS = Path.of("scripts/java25.sh");
     private static final Pattern JAVA_OPTS_DEFAULT = Pattern.compile("(?m)^JAVA_OPTS=\\$\\{JAVA_OPTS-(.*)}$");
     private static final String NAME = "payonce";
@@ -169,6 +170,24 @@ class KubernetesManifestsIT {
                 budget.getSpec().getSelector().getMatchLabels(), "the budget covers the Deployment's pods");
     }
 
+    /**
+     * Kubernetes sends SIGKILL when the grace period runs out: it must outlast the service's own shutdown (its
+     * readiness delay, then payments in flight finishing within the shutdown timeout), stated explicitly rather
+     * than left to the cluster's default.
+     */
+    @Test
+    void terminationGracePeriod_outlastsTheServicesShutdown() throws IOException {
+        String properties = Files.readString(APPLICATION_PROPERTIES);
+        long shutdownSeconds = seconds(properties, "quarkus.shutdown.delay")
+                + seconds(properties, "quarkus.shutdown.timeout");
+
+        Long grace = pod().getTerminationGracePeriodSeconds();
+
+        assertNotNull(grace, "terminationGracePeriodSeconds is stated");
+        assertTrue(grace > shutdownSeconds, "grace period " + grace + " s outlasts the shutdown's " + shutdownSeconds
+                + " s");
+    }
+
     @Test
     void memoryRequest_coversTheBenchmarksPeakWithTheJvmItMeasured() throws IOException {
         ResourceRequirements resources = container.getResources();
@@ -187,6 +206,13 @@ class KubernetesManifestsIT {
         String measuredJvm = javaOptsOfTheScripts();
         assertEquals(Optional.of(measuredJvm), env().filter(e -> e.getName().equals("JAVA_OPTS"))
                 .map(EnvVar::getValue).findFirst(), "the container runs the JVM the benchmark measured");
+    }
+
+    /** A whole-second duration {@code key=Ns} of the properties' default profile. */
+    private static long seconds(String properties, String key) {
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(key) + "=(\\d+)s$").matcher(properties);
+        assertTrue(m.find(), key + " is set in whole seconds in " + APPLICATION_PROPERTIES);
+        return Long.parseLong(m.group(1));
     }
 
     private static void assertHealthProbe(String kind, Probe probe, String path) {
