@@ -10,8 +10,13 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
+import javax.net.ssl.SSLContext;
+
+import org.apache.http.conn.ssl.SSLSocketFactory;
+
 import io.restassured.config.HttpClientConfig;
 import io.restassured.config.RestAssuredConfig;
+import io.restassured.config.SSLConfig;
 import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
 import io.restassured.response.Response;
@@ -30,16 +35,47 @@ public final class PayClient {
     private static final Duration PAY_TIMEOUT = Duration.ofSeconds(20);
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(5);
 
+    private final String baseUri;
     private final int port;
     private final String merchant;
+    /** Headers every call carries besides the merchant's, such as the gateway's API key. */
+    private final Map<String, String> headers;
+    /** The client's TLS for an https base, or null. */
+    private final SSLConfig tls;
 
     public PayClient(AppProcess app, String merchant) {
         this(app.port(), merchant);
     }
 
+    /** A client of an instance's business port over plain HTTP (client-auth none). */
     public PayClient(int port, String merchant) {
+        this("http://127.0.0.1", port, merchant, Map.of(), null);
+    }
+
+    private PayClient(String baseUri, int port, String merchant, Map<String, String> headers, SSLConfig tls) {
+        this.baseUri = baseUri;
         this.port = port;
         this.merchant = merchant;
+        this.headers = headers;
+        this.tls = tls;
+    }
+
+    /**
+     * A client of an instance's business port under client-auth mtls, speaking TLS with {@code context} (such
+     * as {@link DevCa#client}, presenting the gateway's certificate) as the gateway does.
+     */
+    public static PayClient overMtls(int port, String merchant, SSLContext context) {
+        SSLConfig tls = SSLConfig.sslConfig().sslSocketFactory(
+                new SSLSocketFactory(context, SSLSocketFactory.STRICT_HOSTNAME_VERIFIER));
+        return new PayClient("https://localhost", port, merchant, Map.of(), tls);
+    }
+
+    /**
+     * A client of the gateway on {@code port}, with {@code merchant}'s API key; it also names its merchant,
+     * which the gateway lets through when it is the key's.
+     */
+    public static PayClient throughGateway(int port, String merchant, String apiKey) {
+        return new PayClient("http://127.0.0.1", port, merchant, Map.of("X-Api-Key", apiKey), null);
     }
 
     /** The books of one order after the fact: the service's order and payment records, and the channel's ledger. */
@@ -74,8 +110,11 @@ public final class PayClient {
         RestAssuredConfig config = RestAssuredConfig.config().httpClient(HttpClientConfig.httpClientConfig()
                 .setParam("http.connection.timeout", 2_000)
                 .setParam("http.socket.timeout", ms));
-        return given().config(config).baseUri("http://127.0.0.1").port(port).header("X-Merchant-Id", merchant)
-                .contentType(ContentType.JSON);
+        if (tls != null) {
+            config = config.sslConfig(tls);
+        }
+        return given().config(config).baseUri(baseUri).port(port).header("X-Merchant-Id", merchant)
+                .headers(headers).contentType(ContentType.JSON);
     }
 
     /** A PENDING order and a fresh token for it, each with its own number. */
