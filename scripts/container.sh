@@ -24,8 +24,8 @@
 # CONTAINER_OPTIONS: further options for each service container's podman run, split on spaces (such as
 # "-e QUARKUS_HTTP_ACCESS_LOG_ENABLED=true").
 #
-# Exits 3 after printing "container: skipped: <why>" where podman or the native toolchain is missing:
-# nothing was verified then, which never counts as a pass.
+# Exits 3 after printing "container: skipped: <why>" where podman, runc or nginx cannot be installed or
+# the native toolchain cannot be assembled: nothing was verified then, which never counts as a pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,8 +49,17 @@ PORTS=(18081 18082)
 MANAGEMENT=(19081 19082)
 
 skip() { echo "container: skipped: $*" >&2; exit 3; }
-command -v podman >/dev/null || skip "podman is not installed (apt-get install podman runc)"
-command -v runc >/dev/null || skip "runc is not installed (apt-get install runc)"
+
+# podman with runc, and nginx for the gateway, from Debian's packages where missing (as scripts/services.sh
+# installs the servers); a machine where they cannot be installed verifies nothing
+source scripts/services.sh
+missing=()
+command -v podman >/dev/null || missing+=(podman)
+command -v runc >/dev/null || missing+=(runc)
+[[ -x /usr/sbin/nginx ]] || missing+=(nginx)
+if ((${#missing[@]} > 0)); then
+  _apt_install "${missing[@]}" || skip "${missing[*]} could not be installed (apt-get install ${missing[*]})"
+fi
 
 build() {
   if ! compgen -G 'target/*-runner' >/dev/null; then
@@ -108,7 +117,7 @@ await_ready() {
 
 up() {
   podman image exists "$IMAGE" || { echo "container: no image $IMAGE: scripts/container.sh build first" >&2; exit 1; }
-  scripts/services.sh >/dev/null
+  ensure_services >/dev/null
   scripts/dev-ca.sh "$CERTS" >/dev/null
   # what the containers mount: the instance's certificate and key owned by their user 1001, the key
   # readable by it alone
