@@ -18,6 +18,8 @@ DB_USER=${DB_USER:-root}
 DB_NAME=${DB_NAME:-test}
 REDIS_HOST=${REDIS_HOST:-127.0.0.1}
 REDIS_PORT=${REDIS_PORT:-6379}
+RABBITMQ_HOST=${RABBITMQ_HOST:-127.0.0.1}
+RABBITMQ_PORT=${RABBITMQ_PORT:-5672}
 WAIT_SECONDS=${WAIT_SECONDS:-60}
 
 SUDO=
@@ -159,6 +161,26 @@ ensure_redis() {
   echo "Redis: $state on $REDIS_HOST:$REDIS_PORT"
 }
 
+# The queue entrance's tests use the local broker (a vhost of their own each, made and removed with
+# rabbitmqctl, so they need root or sudo) and start private nodes of their own from the same package.
+ensure_rabbitmq() {
+  local state="already running"
+  if ! port_open "$RABBITMQ_HOST" "$RABBITMQ_PORT"; then
+    if _is_loopback "$RABBITMQ_HOST"; then
+      [[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ]] || _apt_install rabbitmq-server
+      # the package may have started its own node
+      if ! port_open "$RABBITMQ_HOST" "$RABBITMQ_PORT"; then
+        $SUDO rabbitmq-server -detached >&2
+      fi
+      state=started
+    fi
+    _wait_for port_open "$RABBITMQ_HOST" "$RABBITMQ_PORT" ||
+      _die "RabbitMQ did not answer on $RABBITMQ_HOST:$RABBITMQ_PORT within ${WAIT_SECONDS}s"
+  fi
+  $SUDO rabbitmqctl await_startup >/dev/null 2>&1 || _die "rabbitmqctl cannot reach the broker (it needs root)"
+  echo "RabbitMQ: $state on $RABBITMQ_HOST:$RABBITMQ_PORT"
+}
+
 check_services() {
   local rc=0
   if port_open "$DB_HOST" "$DB_PORT"; then echo "MariaDB: reachable on $DB_HOST:$DB_PORT"
@@ -192,7 +214,7 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
   case ${1:-} in
     "") ensure_services ;;
     --check) check_services ;;
-    --test-tools) ensure_services; ensure_test_tools ;;
+    --test-tools) ensure_services; ensure_rabbitmq; ensure_test_tools ;;
     *) echo "usage: $0 [--check|--test-tools]" >&2; exit 2 ;;
   esac
 fi
