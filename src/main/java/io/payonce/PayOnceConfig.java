@@ -2,6 +2,7 @@ package io.payonce;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 import io.smallrye.config.ConfigMapping;
@@ -32,6 +33,8 @@ public interface PayOnceConfig {
     Http http();
 
     Gateway gateway();
+
+    Queue queue();
 
     interface Token {
         /** A day covers every client retry policy we know of (mobile apps retry for hours at most). */
@@ -207,5 +210,61 @@ public interface PayOnceConfig {
          */
         @WithDefault("2s")
         Duration timeout();
+    }
+
+    /**
+     * The queue entrance (contract section 9): pay commands from RabbitMQ. The broker is named by the
+     * connector's own keys ({@code rabbitmq-host}, {@code rabbitmq-port}, {@code rabbitmq-username},
+     * {@code rabbitmq-password}, {@code rabbitmq-virtual-host}).
+     */
+    interface Queue {
+        /** Off unless an operator turns it on: a service that takes no commands needs no broker. */
+        @WithDefault("false")
+        boolean enabled();
+
+        /** Where a command's merchant comes from. */
+        @WithDefault("user-id")
+        MerchantFrom merchantFrom();
+
+        /**
+         * Broker users whose messages may name their merchant in the {@code merchant-id} header (with
+         * {@code merchant-from=header}): producer services acting for many merchants.
+         */
+        Optional<List<String>> trustedUsers();
+
+        /**
+         * Deliveries in progress at once on one instance. Each holds a database connection for a few
+         * milliseconds and a channel call for up to the channel timeout; more than the pool could serve
+         * would only queue inside the instance instead of in the broker, where other instances can take them.
+         */
+        @WithDefault("16")
+        int prefetch();
+
+        /**
+         * A command that meets a passing failure (the database or the channel unreachable before anything
+         * irreversible) is tried again this many times, {@link #retryDelay()} apart, and then answered 503
+         * and dead-lettered.
+         */
+        @WithDefault("5")
+        int retries();
+
+        /** Between two tries of a command: long enough for a restarting database or channel to answer again. */
+        @WithDefault("2s")
+        Duration retryDelay();
+
+        /** A publish (an answer, a retry) not confirmed by the broker within this is tried again later. */
+        @WithDefault("5s")
+        Duration confirmTimeout();
+
+        /** How often the outbox is looked at when nothing wakes it; an answer written here wakes it at once. */
+        @WithDefault("500ms")
+        Duration outboxInterval();
+
+        enum MerchantFrom {
+            /** The message's {@code user_id}, which the broker checks against the publishing connection's user. */
+            USER_ID,
+            /** The {@code merchant-id} header, from {@link #trustedUsers()} only. */
+            HEADER
+        }
     }
 }

@@ -37,7 +37,12 @@ public class JsonBodies {
 
     public <T> T read(HttpHeaders headers, byte[] body, Class<T> type) {
         // read as text: a header the framework cannot parse (an empty one, say) is refused here, not thrown
-        if (!isJson(headers.getHeaderString(HttpHeaders.CONTENT_TYPE))) {
+        return read(headers.getHeaderString(HttpHeaders.CONTENT_TYPE), body, type);
+    }
+
+    /** {@link #read(HttpHeaders, byte[], Class)} of a body whose content type is {@code contentType}. */
+    public <T> T read(String contentType, byte[] body, Class<T> type) {
+        if (!isJson(contentType)) {
             throw new InvalidRequestException("unsupported_media_type", "the body must be application/json");
         }
         if (body == null || body.length == 0) {

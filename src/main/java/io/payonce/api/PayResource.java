@@ -46,13 +46,13 @@ public class PayResource {
     private static final Pattern PREFER_WAIT = Pattern.compile("(?:^|[,;\\s])wait\\s*=\\s*(\\d{1,6})");
 
     private final Merchants merchants;
-    private final JsonBodies bodies;
+    private final PayCommands commands;
     private final PayService pay;
     private final Duration waitBound;
 
-    PayResource(Merchants merchants, JsonBodies bodies, PayService pay, PayOnceConfig config) {
+    PayResource(Merchants merchants, PayCommands commands, PayService pay, PayOnceConfig config) {
         this.merchants = merchants;
-        this.bodies = bodies;
+        this.commands = commands;
         this.pay = pay;
         this.waitBound = config.idempotency().waitTimeout();
     }
@@ -144,11 +144,8 @@ public class PayResource {
             content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"),
                     examples = @ExampleObject(name = "temporarily_unavailable", ref = "temporarily_unavailable")))
     public Uni<Response> pay(@Context HttpHeaders headers, @Context RoutingContext route, byte[] body) {
-        String merchantId = merchants.require(headers);
-        PayRequest request = bodies.read(headers, body, PayRequest.class);
-        String token = token(headers.getHeaderString(IDEMPOTENCY_KEY), request.token());
-        PayCommand command = new PayCommand(merchantId, token, request.orderNo(), request.requestNo(),
-                request.amount(), request.currency());
+        PayCommand command = commands.read(merchants.require(headers), headers.getHeaderString(IDEMPOTENCY_KEY),
+                headers.getHeaderString(HttpHeaders.CONTENT_TYPE), body);
         boolean cacheMissed = Boolean.TRUE.equals(route.get(ReplayRoute.CACHE_MISSED));
         return pay.pay(command, waitBound(headers), cacheMissed).map(reply -> {
             Response.ResponseBuilder answer = Response.status(reply.response().status())

@@ -47,6 +47,27 @@ public class ProblemMapper {
         this.invalidKeyDetail = config.idempotency().acceptClientKeys() ? CLIENT_KEYS_TOO : ISSUED_KEYS_ONLY;
     }
 
+    /**
+     * The answer to {@code e} that an HTTP client would get, for an entrance other than the REST layer (the
+     * queue): the same dispatch the framework makes over the mappers below.
+     */
+    public Response answer(Throwable e) {
+        return switch (e) {
+            case InvalidRequestException x -> invalidRequest(x);
+            case MerchantRequiredException x -> merchantRequired(x);
+            case IdempotencyKeyMissingException x -> keyMissing(x);
+            case InvalidIdempotencyTokenException x -> invalidToken(x);
+            case IdempotencyKeyReusedException x -> keyReused(x);
+            case RequestInProgressException x -> inProgress(x);
+            case TemporarilyUnavailableException x -> unavailable(x);
+            case OrderNotFoundException x -> orderNotFound(x);
+            case OrderConflictException x -> orderConflict(x);
+            case PaymentNotFoundException x -> paymentNotFound(x);
+            case WebApplicationException x -> framework(x);
+            default -> fault(e);
+        };
+    }
+
     @ServerExceptionMapper
     public Response invalidRequest(InvalidRequestException e) {
         return problems.response(400, e.code(), "Invalid request", e.getMessage());

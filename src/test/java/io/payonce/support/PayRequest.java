@@ -20,6 +20,11 @@ public record PayRequest(String orderNo, String requestNo, String token, long am
         return body;
     }
 
+    /** {@link #body()} as JSON text, as a producer on the queue sends it (identifiers need no escaping). */
+    public String json() {
+        return "{\"order_no\":\"" + orderNo + "\",\"request_no\":\"" + requestNo + "\",\"amount\":" + amount + "}";
+    }
+
     /** The charge the service's channel client sends for this request: same merchant, numbers and amount. */
     public Map<String, Object> charge(String merchantId, String currency) {
         Map<String, Object> body = new LinkedHashMap<>();

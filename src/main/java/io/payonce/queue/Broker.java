@@ -1,0 +1,265 @@
+package io.payonce.queue;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+
+import jakarta.annotation.PreDestroy;
+import jakarta.inject.Singleton;
+
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.DefaultConsumer;
+import com.rabbitmq.client.Envelope;
+import com.rabbitmq.client.Recoverable;
+import com.rabbitmq.client.RecoveryListener;
+import com.rabbitmq.client.Return;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.payonce.PayOnceConfig;
+import io.smallrye.mutiny.Uni;
+
+/**
+ * The entrance's connection to RabbitMQ, with the RabbitMQ Java client that quarkus-messaging-rabbitmq
+ * brings, not its SmallRye connector: the connector neither publishes with {@code mandatory} on the default
+ * exchange (the contract's replies) nor resumes consuming after a killed connection (smallrye-reactive-messaging
+ * #1906) nor declares its queues again after a broker restart (#1593). The client's automatic recovery
+ * reconnects, re-opens the channels and re-registers the consumer; the queues are declared again after each
+ * recovery as well. A broker unreachable at start is tried again every {@link #RECONNECT} until it answers:
+ * the HTTP entrance never waits for it.
+ *
+ * <p>Every blocking call (connecting, publishing and waiting for the broker's confirms) runs on the one
+ * thread this class owns, so the publishing channel is only ever used by that thread.
+ */
+@Singleton
+public class Broker {
+
+    private static final Logger LOG = Logger.getLogger(Broker.class);
+    static final Duration RECONNECT = Duration.ofSeconds(2);
+
+    /** What a consumer is given: each delivery of a command, on the client's consumer thread. */
+    @FunctionalInterface
+    interface DeliveryHandler {
+        void accept(Delivery delivery);
+    }
+
+    /** A message to publish to the default exchange. */
+    record Outgoing(String routingKey, AMQP.BasicProperties properties, byte[] body) {
+    }
+
+    private final PayOnceConfig.Queue settings;
+    private final ConnectionFactory factory;
+    private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "payonce-broker");
+        t.setDaemon(true);
+        return t;
+    });
+    private final Counter unroutable;
+    private volatile Connection connection;
+    private volatile Channel consuming;
+    private volatile String consumerTag;
+    /** Used on {@link #thread} only. */
+    private Channel publishing;
+    private volatile boolean closed;
+    private DeliveryHandler handler;
+
+    Broker(PayOnceConfig config, MeterRegistry meters,
+            @ConfigProperty(name = "rabbitmq-host", defaultValue = "localhost") String host,
+            @ConfigProperty(name = "rabbitmq-port", defaultValue = "5672") int port,
+            @ConfigProperty(name = "rabbitmq-username", defaultValue = "guest") String username,
+            @ConfigProperty(name = "rabbitmq-password", defaultValue = "guest") String password,
+            @ConfigProperty(name = "rabbitmq-virtual-host", defaultValue = "/") String virtualHost) {
+        this.settings = config.queue();
+        this.factory = new ConnectionFactory();
+        factory.setHost(host);
+        factory.setPort(port);
+        factory.setUsername(username);
+        factory.setPassword(password);
+        factory.setVirtualHost(virtualHost);
+        factory.setAutomaticRecoveryEnabled(true);
+        factory.setTopologyRecoveryEnabled(true);
+        factory.setNetworkRecoveryInterval(RECONNECT.toMillis());
+        factory.setConnectionTimeout((int) settings.confirmTimeout().toMillis());
+        factory.setRequestedHeartbeat(10);
+        this.unroutable = Counter.builder("payonce.queue.replies.unroutable")
+                .description("answers the broker could not route to their reply_to (returned as mandatory)")
+                .register(meters);
+    }
+
+    /** Connects (now, and again until the broker answers) and consumes {@link Topology#PAY} with {@code handler}. */
+    void start(DeliveryHandler handler) {
+        this.handler = handler;
+        thread.execute(this::connect);
+    }
+
+    /** True while the connection is open: commands are taken and answers sent. */
+    public boolean connected() {
+        Connection c = connection;
+        return c != null && c.isOpen();
+    }
+
+    /**
+     * Publishes {@code messages} to the default exchange and waits for the broker's confirms: succeeds once
+     * the broker has taken every one (or returned it as unroutable, which is counted and logged); fails when
+     * not connected, on a negative confirm, or when the confirms do not arrive within the confirm timeout.
+     * {@code mandatory}: the broker returns what no queue takes, rather than dropping it.
+     */
+    Uni<Void> publish(List<Outgoing> messages, boolean mandatory) {
+        return Uni.createFrom().emitter(emitter -> thread.execute(() -> {
+            try {
+                Channel channel = publishing;
+                if (channel == null || !channel.isOpen() || !connected()) {
+                    throw new IOException("not connected to the broker");
+                }
+                for (Outgoing message : messages) {
+                    channel.basicPublish("", message.routingKey(), mandatory, message.properties(), message.body());
+                }
+                if (!channel.waitForConfirms(settings.confirmTimeout().toMillis())) {
+                    throw new IOException("the broker refused a publish (negative confirm)");
+                }
+                emitter.complete(null);
+            } catch (IOException | TimeoutException | InterruptedException | RuntimeException e) {
+                emitter.fail(e);
+            }
+        }));
+    }
+
+    /** Stops taking commands (those taken finish); the connection stays for their answers. */
+    void stopConsuming() {
+        thread.execute(() -> {
+            Channel channel = consuming;
+            String tag = consumerTag;
+            if (channel != null && tag != null && channel.isOpen()) {
+                try {
+                    channel.basicCancel(tag);
+                } catch (IOException | RuntimeException e) {
+                    LOG.debugf("cancelling the consumer: %s", e);
+                }
+            }
+        });
+    }
+
+    @PreDestroy
+    void close() {
+        closed = true;
+        thread.execute(() -> {
+            Connection c = connection;
+            if (c != null) {
+                try {
+                    c.close((int) settings.confirmTimeout().toMillis());
+                } catch (IOException | RuntimeException e) {
+                    LOG.debugf("closing the broker connection: %s", e);
+                }
+            }
+        });
+        thread.shutdown();
+        try {
+            thread.awaitTermination(settings.confirmTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void connect() {
+        if (closed || connected()) {
+            return;
+        }
+        Connection opened = null;
+        try {
+            opened = factory.newConnection("payonce");
+            try (Channel declaring = opened.createChannel()) {
+                Topology.declare(declaring);
+            }
+            Channel forPublishing = opened.createChannel();
+            forPublishing.confirmSelect();
+            forPublishing.addReturnListener(this::returned);
+            Channel forConsuming = opened.createChannel();
+            forConsuming.basicQos(settings.prefetch());
+            consumerTag = forConsuming.basicConsume(Topology.PAY, false, new PayConsumer(forConsuming, handler));
+            ((Recoverable) opened).addRecoveryListener(new Redeclare(opened));
+            publishing = forPublishing;
+            consuming = forConsuming;
+            connection = opened;
+            LOG.infof("queue entrance: consuming %s on %s:%d", Topology.PAY, factory.getHost(), factory.getPort());
+        } catch (IOException | TimeoutException | RuntimeException e) {
+            LOG.warnf("queue entrance: the broker at %s:%d is not reachable (%s); trying again in %d s",
+                    factory.getHost(), factory.getPort(), e, RECONNECT.toSeconds());
+            closeQuietly(opened);
+            if (!closed) {
+                thread.schedule(this::connect, RECONNECT.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+
+    private void returned(Return returned) {
+        unroutable.increment();
+        LOG.warnf("queue entrance: an answer could not be routed to reply_to %s (%d %s); the command's sender no "
+                + "longer has that queue", returned.getRoutingKey(), returned.getReplyCode(), returned.getReplyText());
+    }
+
+    private static void closeQuietly(Connection c) {
+        if (c != null) {
+            try {
+                c.abort();
+            } catch (RuntimeException ignored) {
+                // nothing more to do with a connection that failed to open
+            }
+        }
+    }
+
+    /** After the client recovered the connection: the queues again (a restarted broker may have lost them). */
+    private final class Redeclare implements RecoveryListener {
+
+        private final Connection recovered;
+
+        Redeclare(Connection recovered) {
+            this.recovered = recovered;
+        }
+
+        @Override
+        public void handleRecovery(Recoverable recoverable) {
+            LOG.infof("queue entrance: connection to the broker recovered; consuming %s again", Topology.PAY);
+            thread.execute(() -> {
+                try (Channel declaring = recovered.createChannel()) {
+                    Topology.declare(declaring);
+                } catch (IOException | TimeoutException | RuntimeException e) {
+                    LOG.warnf("queue entrance: declaring the queues after recovery failed: %s", e);
+                }
+            });
+        }
+
+        @Override
+        public void handleRecoveryStarted(Recoverable recoverable) {
+            LOG.warnf("queue entrance: connection to the broker lost; recovering");
+        }
+    }
+
+    /** Hands each delivery to the entrance. */
+    private static final class PayConsumer extends DefaultConsumer {
+
+        private final Consumer<Delivery> handler;
+
+        PayConsumer(Channel channel, DeliveryHandler handler) {
+            super(channel);
+            this.handler = handler::accept;
+        }
+
+        @Override
+        public void handleDelivery(String consumerTag, Envelope envelope, AMQP.BasicProperties properties,
+                byte[] body) {
+            handler.accept(new Delivery(getChannel(), envelope.getDeliveryTag(), envelope.isRedeliver(), properties,
+                    body));
+        }
+    }
+}

@@ -1,0 +1,216 @@
+package io.payonce.queue;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import com.rabbitmq.client.AMQP;
+
+import io.payonce.support.Answer;
+import io.payonce.support.AppProcess;
+import io.payonce.support.Await;
+import io.payonce.support.Concurrently;
+import io.payonce.support.PayClient;
+import io.payonce.support.PayClient.Books;
+import io.payonce.support.PayRequest;
+import io.payonce.support.QueueAnswer;
+import io.payonce.support.QueueClient;
+import io.payonce.support.RabbitVhost;
+
+/**
+ * Pay commands on RabbitMQ (contract section 9) through the same gate as {@code POST /pay}, against a packaged
+ * instance and the local broker, in a vhost of this class's own: a command is paid once and answered as an HTTP
+ * client would be; copies by queue and by HTTP at once are one payment with one answer; a 202 is followed by the
+ * settled answer; a passing failure is retried, then answered 503 and dead-lettered; a command that can never be
+ * answered otherwise is answered with its problem and dead-lettered, without holding up the commands behind it.
+ */
+class QueueEntranceIT {
+
+    private static final String PAY = "payonce.pay";
+    private static final String DEAD = "payonce.dead";
+    private static final Duration ANSWER_BOUND = Duration.ofSeconds(20);
+    /** Past the channel timeout, the owner's lease, reconciliation's minimum age and its interval below. */
+    private static final Duration SETTLE_BOUND = Duration.ofSeconds(30);
+    private static final int RETRIES = 2;
+
+    private static RabbitVhost vhost;
+    private static AppProcess app;
+    private static String merchant;
+    private static QueueClient queue;
+    private static PayClient http;
+
+    @BeforeAll
+    static void start() throws Exception {
+        vhost = RabbitVhost.create(QueueEntranceIT.class);
+        merchant = "merchant_q_" + UUID.randomUUID().toString().substring(0, 8);
+        RabbitVhost.Credentials user = vhost.user(merchant);
+        app = AppProcess.named("queue-entrance")
+                .env("PAYONCE_QUEUE_ENABLED", "true")
+                .env("PAYONCE_QUEUE_RETRIES", Integer.toString(RETRIES))
+                .env("PAYONCE_QUEUE_RETRY_DELAY", "200ms")
+                .env("PAYONCE_CHANNEL_TIMEOUT", "1s")
+                // above the channel timeout plus the database timeout, as the service requires, and short: a
+                // payment answered 202 is reconciled once its owner's lease has ended
+                .env("PAYONCE_IDEMPOTENCY_LEASE", "4s")
+                .env("PAYONCE_RECONCILE_INTERVAL", "1s")
+                .env("PAYONCE_RECONCILE_MIN_AGE", "2s");
+        vhost.appEnv().forEach(app::env);
+        AppProcess.startAll(app);
+        queue = QueueClient.connect(vhost, user);
+        queue.awaitQueue(PAY, ANSWER_BOUND);
+        http = new PayClient(app, merchant);
+        http.sandbox("ok", 0, 0);
+    }
+
+    @AfterAll
+    static void stop() throws InterruptedException {
+        if (queue != null) {
+            queue.close();
+        }
+        AppProcess.closeAll(app);
+        if (vhost != null) {
+            vhost.close();
+        }
+    }
+
+    @Test
+    void command_isPaidOnce_answeredAsHttpWould_andReplayedToItsCopies() {
+        PayRequest request = http.newRequest();
+
+        QueueAnswer paid = queue.awaitAnswer(send(request), ANSWER_BOUND);
+        Answer overHttp = http.pay(request);
+        QueueAnswer again = queue.awaitAnswer(send(request), ANSWER_BOUND);
+
+        assertEquals(200, paid.status(), paid::toString);
+        assertFalse(paid.replayed(), paid::toString);
+        assertTrue(paid.body().contains("\"status\":\"PAID\""), paid::toString);
+        assertEquals(200, overHttp.status(), overHttp::toString);
+        assertTrue(overHttp.isReplay(), overHttp::toString);
+        assertEquals(paid.body(), overHttp.body(), "the HTTP copy gets the command's answer, byte for byte");
+        assertEquals(200, again.status(), again::toString);
+        assertTrue(again.replayed(), again::toString);
+        assertEquals(paid.body(), again.body());
+        Books books = http.books(request.orderNo());
+        assertEquals(1, books.charges(), books::toString);
+        assertEquals(1, books.attempts(), books::toString);
+    }
+
+    @Test
+    void copiesByQueueAndByHttpAtOnce_onePayment_oneAnswer() {
+        PayRequest request = http.newRequest();
+        // below the 1 s channel timeout: the first execution is paid while the copies wait for it
+        http.sandbox("ok", 500, 1);
+
+        List<String> bodies = Concurrently.all(16, ANSWER_BOUND.plusSeconds(10), (group, copy) -> {
+            if (copy % 2 == 0) {
+                QueueAnswer answer = queue.awaitAnswer(send(request), ANSWER_BOUND);
+                return answer.status() + " " + answer.body();
+            }
+            Answer answer = http.pay(request);
+            return answer.status() + " " + answer.body();
+        });
+
+        assertEquals(1, bodies.stream().distinct().count(), () -> "one answer: " + bodies);
+        assertTrue(bodies.getFirst().startsWith("200 "), bodies::toString);
+        Books books = http.books(request.orderNo());
+        assertEquals(1, books.charges(), books::toString);
+        assertEquals(1, books.attempts(), books::toString);
+        assertEquals(1, books.payments().size(), books::toString);
+    }
+
+    /** The channel answers after the service gave up: 202 now, the settled answer once reconciliation has it. */
+    @Test
+    void interim202_isFollowedByTheSettledAnswer() {
+        PayRequest request = http.newRequest();
+        http.sandbox("timeout_after_accept", 0, 1);
+
+        String correlationId = send(request);
+        List<QueueAnswer> answers = queue.awaitAnswers(correlationId, 2, SETTLE_BOUND);
+
+        assertEquals(202, answers.get(0).status(), answers::toString);
+        assertEquals(200, answers.get(1).status(), answers::toString);
+        assertTrue(answers.get(1).body().contains("\"status\":\"PAID\""), answers::toString);
+        assertEquals(http.pay(request).body(), answers.get(1).body(), "the settled answer is the stored one");
+        assertEquals(1, http.books(request.orderNo()).charges());
+    }
+
+    /** The channel refuses before accepting: nothing charged, the command delivered again after the delay. */
+    @Test
+    void passingFailure_isRetried_untilPaid() {
+        PayRequest request = http.newRequest();
+        http.sandbox("fail_before_accept", 0, RETRIES);
+
+        QueueAnswer paid = queue.awaitAnswer(send(request), ANSWER_BOUND);
+
+        assertEquals(200, paid.status(), () -> "paid at the last try: " + queue.answers(paid.correlationId()));
+        assertEquals(1, queue.answers(paid.correlationId()).size(), "no answer for the tries before");
+        assertEquals(1, http.books(request.orderNo()).charges());
+    }
+
+    @Test
+    void passingFailure_pastItsRetries_isAnswered503_andDeadLettered() throws IOException {
+        PayRequest request = http.newRequest();
+        long deadBefore = queue.messageCount(DEAD);
+        http.sandbox("fail_before_accept", 0, RETRIES + 5);
+
+        QueueAnswer refused = queue.awaitAnswer(send(request), ANSWER_BOUND);
+
+        assertEquals(503, refused.status(), refused::toString);
+        assertEquals("temporarily_unavailable", refused.code(), refused::toString);
+        Await.until("the command on " + DEAD, ANSWER_BOUND, () -> queue.messageCount(DEAD) == deadBefore + 1);
+        assertEquals(0, http.books(request.orderNo()).charges());
+        http.sandbox("ok", 0, 0);
+    }
+
+    /**
+     * Commands that can never get a stored answer: each answered with its problem and dead-lettered, and a good
+     * command sent after them all is paid.
+     */
+    @Test
+    void poisonCommands_areAnsweredWithTheirProblem_deadLettered_andHoldNothingUp() throws IOException {
+        PayRequest request = http.newRequest();
+        String body = request.json();
+        long deadBefore = queue.messageCount(DEAD);
+        // correlation id -> the problem code its answer must carry
+        Map<String, String> sent = new LinkedHashMap<>();
+        sent.put(raw(queue.properties(request.token(), Map.of()).build(), "{\"order_no\":"), "malformed_json");
+        sent.put(raw(queue.properties(request.token(), Map.of()).userId(null).build(), body), "merchant_required");
+        sent.put(raw(queue.properties(request.token(), Map.of()).build(),
+                body.replace("{", "{\"merchant_id\":\"another_merchant\",")), "invalid_request");
+        sent.put(raw(queue.properties(request.token(), Map.of("merchant-id", "another_merchant")).build(), body),
+                "merchant_required");
+
+        QueueAnswer paid = queue.awaitAnswer(send(request), ANSWER_BOUND);
+
+        sent.forEach((correlationId, code) -> {
+            QueueAnswer answer = queue.awaitAnswer(correlationId, ANSWER_BOUND);
+            assertEquals(code, answer.code(), answer::toString);
+            assertTrue(answer.body().startsWith("{\"type\":\"urn:payonce:problem:" + code), answer::toString);
+        });
+        Await.until("the four commands on " + DEAD, ANSWER_BOUND,
+                () -> queue.messageCount(DEAD) == deadBefore + sent.size());
+        assertEquals(200, paid.status(), paid::toString);
+        assertEquals(1, http.books(request.orderNo()).charges());
+    }
+
+    private static String send(PayRequest request) {
+        return queue.send(PAY, request.token(), request.json());
+    }
+
+    private static String raw(AMQP.BasicProperties properties, String body) {
+        queue.sendRaw(PAY, properties, body.getBytes(StandardCharsets.UTF_8));
+        return properties.getCorrelationId();
+    }
+}
