@@ -101,7 +101,7 @@ public final class RedisCluster implements AutoCloseable {
         // a node's own ROLE, not another node's gossip: right after a failover the gossip still names the
         // demoted master, which refuses SETSLOT
         int to = liveMasters().stream().mapToInt(RedisCluster::portOf).filter(port -> port != from)
-                .filter(port -> cli(port, "ROLE").trim().startsWith("master")).findFirst()
+                .filter(this::isMaster).findFirst()
                 .orElseThrow(() -> new IllegalStateException("no other master to move slot " + slot + " to"));
         SlotMove move = new SlotMove(slot, from, cli(from, "CLUSTER", "MYID"), to, cli(to, "CLUSTER", "MYID"));
         expectOk(to, "CLUSTER", "SETSLOT", Integer.toString(slot), "IMPORTING", move.fromId());
@@ -116,7 +116,10 @@ public final class RedisCluster implements AutoCloseable {
         migrate(move, cli(move.from(), "CLUSTER", "GETKEYSINSLOT", slot, "1000").lines()
                 .filter(line -> !line.isBlank()).toList());
         List<Integer> masters = new ArrayList<>(List.of(move.to(), move.from()));
-        liveMasters().stream().map(RedisCluster::portOf).filter(port -> !masters.contains(port)).forEach(masters::add);
+        // the others by their own ROLE as well: a master demoted by an earlier failover refuses SETSLOT while
+        // the gossip still names it a master
+        liveMasters().stream().map(RedisCluster::portOf).filter(port -> !masters.contains(port))
+                .filter(this::isMaster).forEach(masters::add);
         for (int port : masters) {
             expectOk(port, "CLUSTER", "SETSLOT", slot, "NODE", move.toId());
         }
@@ -366,6 +369,11 @@ public final class RedisCluster implements AutoCloseable {
             }
         }
         throw new IllegalStateException("no live master serves slot " + slot);
+    }
+
+    /** What the node on {@code port} says it is, which the others' gossip may not know yet. */
+    private boolean isMaster(int port) {
+        return cli(port, "ROLE").trim().startsWith("master");
     }
 
     /** The CLUSTER NODES lines, split into fields, of the masters not marked failed. */
