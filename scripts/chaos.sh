@@ -3,10 +3,11 @@
 # database `payonce_chaos` of the local MariaDB (each instance reaches it through a MySQL-protocol proxy of
 # its own that the run controls) and a throwaway redis-server of its own (behind a proxy too; the shared
 # Redis is never touched), with the sandbox of one more instance, which nothing faults, as the channel
-# (reached through a proxy as well).
-# A population of clients pays while faults drawn from a seeded schedule happen; then every fault is
-# healed, reconciliation is given its time, and a checker reads every answer, the tables and the
-# channel's ledger and names each violation of contract section 7. Loopback only; the run stops by
+# (reached through a proxy as well). Every instance also takes pay commands from a vhost of the run's own
+# on the shared RabbitMQ, through a proxy of its own; the vhost and its users are deleted at the end.
+# A population of clients pays, by HTTP and by queue, while faults drawn from a seeded schedule happen;
+# then every fault is healed, reconciliation is given its time, and a checker reads every answer, the
+# tables and the channel's ledger and names each violation of contract sections 7 and 9. Loopback only; the run stops by
 # itself. The driver is src/test/java/io/payonce/chaos, run with the test class path as
 # scripts/bench.sh runs its own.
 #

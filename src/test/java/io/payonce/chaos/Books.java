@@ -1,5 +1,6 @@
 package io.payonce.chaos;
 
+import java.io.IOException;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -50,21 +51,28 @@ final class Books {
         return merchant + "/" + number;
     }
 
-    /** What is still unsettled: PROCESSING payments, PAYING orders, IN_PROGRESS tokens, charges not yet in effect. */
-    static String unsettled(Deployment deployment) throws SQLException {
+    /**
+     * What is still unsettled: PROCESSING payments, PAYING orders, IN_PROGRESS tokens, charges not yet in effect,
+     * queue answers owed (a row of the outbox, sent or waiting for its payment to settle), commands waiting in the
+     * pay queue.
+     */
+    static String unsettled(Deployment deployment) throws SQLException, IOException {
+        long commands = deployment.commandsWaiting();
         try (Connection c = deployment.database(); Statement s = c.createStatement()) {
             s.setQueryTimeout(5);
             try (ResultSet r = s.executeQuery("""
                     SELECT (SELECT COUNT(*) FROM payments WHERE status = 'PROCESSING'),
                            (SELECT COUNT(*) FROM orders WHERE status = 'PAYING'),
                            (SELECT COUNT(*) FROM idempotency_tokens WHERE state = 'IN_PROGRESS'),
-                           (SELECT COUNT(*) FROM sandbox_charges WHERE status <> 'CLOSED' AND effective_at > UTC_TIMESTAMP(3))""")) {
+                           (SELECT COUNT(*) FROM sandbox_charges WHERE status <> 'CLOSED' AND effective_at > UTC_TIMESTAMP(3)),
+                           (SELECT COUNT(*) FROM queue_outbox)""")) {
                 r.next();
-                if (r.getLong(1) + r.getLong(2) + r.getLong(3) + r.getLong(4) == 0) {
+                if (r.getLong(1) + r.getLong(2) + r.getLong(3) + r.getLong(4) + r.getLong(5) + commands == 0) {
                     return null;
                 }
                 return r.getLong(1) + " payment(s) PROCESSING, " + r.getLong(2) + " order(s) PAYING, " + r.getLong(3)
-                        + " token(s) IN_PROGRESS, " + r.getLong(4) + " charge(s) pending at the channel";
+                        + " token(s) IN_PROGRESS, " + r.getLong(4) + " charge(s) pending at the channel, "
+                        + r.getLong(5) + " queue answer(s) owed, " + commands + " command(s) in the pay queue";
             }
         }
     }

@@ -10,10 +10,11 @@ import io.payonce.support.Gateway;
 
 /**
  * The chaos run as CI runs it, against the packaged application: a minute of clients paying through the
- * shipped nginx configuration while instances are killed and stopped, an owner is paused past its lease,
- * Redis and MySQL fail in every way the proxies can make them (a COMMIT held on its way to MySQL, or its
- * answer held back, included), and the channel is slow, declines, refuses and accepts late; then every fault
- * healed, reconciliation given its time, and no violation of contract section 7 allowed. The seed is
+ * shipped nginx configuration and the pay queue while instances are killed and stopped, an owner is paused
+ * past its lease, Redis and MySQL fail in every way the proxies can make them (a COMMIT held on its way to
+ * MySQL, or its answer held back, included), an instance's broker connection is cut, and the channel is slow,
+ * declines, refuses and accepts late; then every fault healed, reconciliation given its time, and no
+ * violation of contract sections 7 and 9 allowed. The seed is
  * fixed, so a failure names the schedule to replay with {@code scripts/chaos.sh --seed}; {@code -Dchaos.seed}
  * and {@code -Dchaos.duration} change it here.
  */
@@ -30,6 +31,8 @@ class ChaosIT {
                 .withTraffic(ChaosSettings.duration(System.getProperty("chaos.duration", TRAFFIC.toSeconds() + "s")));
 
         ChaosRun.Result result = ChaosRun.run(settings);
+        // the summary in the build's log, a clean run's too: what was sent, faulted and answered
+        System.out.println(result.report());
 
         assertTrue(result.clean(), result::report);
     }

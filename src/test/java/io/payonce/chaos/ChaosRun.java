@@ -11,7 +11,8 @@ import io.payonce.chaos.Checker.Violation;
 /**
  * One chaos run from start to verdict: the deployment started, the clients paying while the schedule's
  * faults happen, then every fault healed, the clients' last requests done, reconciliation given its time,
- * every request sent once more with its own key, and the books checked.
+ * every request sent once more with its own key, every answer owed on the queue sent and heard, and the books
+ * checked.
  */
 final class ChaosRun {
 
@@ -20,6 +21,11 @@ final class ChaosRun {
     private static final Duration CLIENTS_BOUND = Duration.ofSeconds(90);
     private static final Duration FINAL_PER_REQUEST = Duration.ofSeconds(45);
     private static final Duration FINAL_BOUND = Duration.ofMinutes(5);
+    /**
+     * A run counts as settled when nothing is unsettled twice this far apart: a queue command held for its retry
+     * delay (2 s) before it is returned to the queue is in neither the queue nor the tables meanwhile.
+     */
+    private static final Duration QUIET = Duration.ofSeconds(3);
 
     /** The verdict: the violations found, and what went wrong in the harness itself (then nothing was judged fully). */
     record Result(ChaosSettings settings, List<Violation> violations, List<String> harnessErrors, String report) {
@@ -57,14 +63,16 @@ final class ChaosRun {
             Traffic traffic = new Traffic(deployment, history);
             Clients clients = new Clients(settings, traffic, history);
             FaultInjector faults = new FaultInjector(deployment, history, settings.merchantIds());
-            try {
+            try (traffic) {
                 long trafficMs = settings.traffic().toMillis();
                 faults.start(schedule);
                 clients.start(trafficMs);
                 while (history.nowMs() < trafficMs) {
                     Thread.sleep(Math.min(10_000, trafficMs - history.nowMs()));
-                    log(String.format("%5.0f s: %d requests, %d faults injected", history.nowMs() / 1000.0,
-                            history.requests().size(), faults.injected().values().stream().mapToInt(n -> n).sum()));
+                    log(String.format("%5.0f s: %d requests, %d queue commands, %d faults injected",
+                            history.nowMs() / 1000.0, history.requests().size(),
+                            history.requests().stream().mapToInt(r -> r.queueCopies().size()).sum(),
+                            faults.injected().values().stream().mapToInt(n -> n).sum()));
                 }
                 started = lap(timings, "traffic", started);
                 log("healing every fault");
@@ -82,12 +90,14 @@ final class ChaosRun {
                 started = lap(timings, "final round", started);
                 unsettled = awaitSettled(deployment);
                 started = lap(timings, "settle again", started);
+                traffic.hearLateAnswers();
                 log("checking " + history.requests().size() + " requests against the books");
                 Books books = Books.read(deployment, history.requests());
                 List<Violation> violations = Checker.check(settings, history, books);
                 lap(timings, "check", started);
                 List<String> harness = new ArrayList<>(faults.errors());
                 harness.addAll(books.errors);
+                harness.addAll(traffic.errors());
                 if (unsettled != null) {
                     harness.add("still unsettled after " + SETTLE_BOUND.toSeconds() + " s: " + unsettled);
                 }
@@ -103,17 +113,30 @@ final class ChaosRun {
         }
     }
 
-    /** Waits until nothing is in flight any more; answers what still is at the bound, or null. */
+    /**
+     * Waits until nothing is in flight any more, seen so twice {@link #QUIET} apart; answers what still is at the
+     * bound, or null.
+     */
     private static String awaitSettled(Deployment deployment) throws Exception {
         long deadline = System.nanoTime() + SETTLE_BOUND.toNanos();
         String unsettled = Books.unsettled(deployment);
         long lastLog = System.nanoTime();
-        while (unsettled != null && System.nanoTime() < deadline) {
-            if (System.nanoTime() - lastLog > Duration.ofSeconds(10).toNanos()) {
-                log("settling: " + unsettled);
-                lastLog = System.nanoTime();
+        boolean quietOnce = false;
+        while (System.nanoTime() < deadline) {
+            if (unsettled == null) {
+                if (quietOnce) {
+                    return null;
+                }
+                quietOnce = true;
+                Thread.sleep(QUIET.toMillis());
+            } else {
+                quietOnce = false;
+                if (System.nanoTime() - lastLog > Duration.ofSeconds(10).toNanos()) {
+                    log("settling: " + unsettled);
+                    lastLog = System.nanoTime();
+                }
+                Thread.sleep(500);
             }
-            Thread.sleep(500);
             unsettled = Books.unsettled(deployment);
         }
         return unsettled;

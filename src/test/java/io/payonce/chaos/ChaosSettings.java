@@ -1,6 +1,7 @@
 package io.payonce.chaos;
 
 import java.net.URI;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -9,10 +10,11 @@ import java.util.stream.IntStream;
 /**
  * What one chaos run does: how long the clients pay, the seed of its fault schedule and of the clients'
  * choices, how many instances and clients, and the short service timings that let a run settle within
- * seconds of its last fault. Read from system properties {@code chaos.*} by {@link #fromSystemProperties()}.
+ * seconds of its last fault. Read from system properties {@code chaos.*} by {@link #fromSystemProperties()};
+ * {@code merchantTag} is drawn anew for every run, apart from the seed.
  */
 record ChaosSettings(Duration traffic, long seed, int instances, int clients, int merchants, Duration slack,
-        String dbHost, int dbPort, String dbName, String dbUser, String dbPassword) {
+        String dbHost, int dbPort, String dbName, String dbUser, String dbPassword, String merchantTag) {
 
     /** The instances give the channel 1 s: every other timing is counted from it, and kept above it as the service requires. */
     static final Duration CHANNEL_TIMEOUT = Duration.ofSeconds(1);
@@ -43,7 +45,8 @@ record ChaosSettings(Duration traffic, long seed, int instances, int clients, in
                 direct.getPort() < 0 ? 3306 : direct.getPort(),
                 System.getProperty("chaos.db.name", "payonce_chaos"),
                 System.getenv().getOrDefault("QUARKUS_DATASOURCE_USERNAME", "root"),
-                System.getenv().getOrDefault("QUARKUS_DATASOURCE_PASSWORD", ""));
+                System.getenv().getOrDefault("QUARKUS_DATASOURCE_PASSWORD", ""),
+                randomTag());
     }
 
     ChaosSettings {
@@ -60,16 +63,31 @@ record ChaosSettings(Duration traffic, long seed, int instances, int clients, in
 
     ChaosSettings withTraffic(Duration other) {
         return new ChaosSettings(other, seed, instances, clients, merchants, slack, dbHost, dbPort, dbName, dbUser,
-                dbPassword);
+                dbPassword, merchantTag);
     }
 
     ChaosSettings withSeed(long other) {
         return new ChaosSettings(traffic, other, instances, clients, merchants, slack, dbHost, dbPort, dbName, dbUser,
-                dbPassword);
+                dbPassword, merchantTag);
     }
 
+    /**
+     * The run's merchants, each also a broker user of that name (the queue entrance's merchant is the publishing
+     * user): broker users are broker-wide, so the names carry this run's random tag.
+     */
     List<String> merchantIds() {
-        return IntStream.range(0, merchants).mapToObj(i -> "m_chaos_" + i).toList();
+        return IntStream.range(0, merchants).mapToObj(i -> "m_chaos_" + merchantTag + "_" + i).toList();
+    }
+
+    /** Eight lower-case letters and digits, as a broker user's name may carry them. */
+    private static String randomTag() {
+        String alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+        SecureRandom random = new SecureRandom();
+        StringBuilder tag = new StringBuilder();
+        for (int i = 0; i < 8; i++) {
+            tag.append(alphabet.charAt(random.nextInt(alphabet.length())));
+        }
+        return tag.toString();
     }
 
     String jdbcUrl() {

@@ -16,16 +16,23 @@ import io.payonce.chaos.Books.TokenRow;
 import io.payonce.chaos.FaultSchedule.Kind;
 import io.payonce.chaos.History.Attempt;
 import io.payonce.chaos.History.FaultWindow;
+import io.payonce.chaos.History.Heard;
 import io.payonce.chaos.History.OrderSeen;
+import io.payonce.chaos.History.QueueCopy;
 import io.payonce.chaos.History.Request;
 import io.payonce.support.Answer;
 import io.payonce.support.PayClient;
 import io.payonce.support.PayClient.ChannelCharge;
 import io.payonce.support.PayClient.Ledger;
+import io.payonce.support.QueueAnswer;
 
 /**
  * Reads every answer every client received, the service's tables and the channel's books, and names each
- * breach of contract section 7 it finds. Each name is one sentence of section 7 made checkable:
+ * breach of contract section 7 (and of section 9 for queue commands) it finds. Each name is one sentence of
+ * the contract made checkable. A queue command is a copy like an HTTP one to every rule, its answer its first
+ * final answer (else the entrance giving it up, else its 202, else none: {@link History.QueueCopy#attempt()});
+ * its other answers are held to that one by {@value #QUEUE_DIFFERENT}, so that the rules hold for every
+ * answer it got.
  *
  * <ul>
  * <li>{@value #SECOND_CHARGE}: the channel's ledger holds more than one successful charge for an order;
@@ -44,8 +51,8 @@ import io.payonce.support.PayClient.Ledger;
  * <li>{@value #NEVER_ANSWERED}: a request with no final answer after the faults were healed, reconciliation had
  * its time and the final round retried it with its own key;
  * <li>{@value #LEFT_IN_FLIGHT}: a payment still PROCESSING, or an order still PAYING, once the run has settled;
- * <li>{@value #AFTER_503}: a request answered 503 temporarily_unavailable by the service, every copy of it sent
- * until then answered so too, whose payment record was opened before that answer: the 503 said nothing was
+ * <li>{@value #AFTER_503}: a request answered 503 temporarily_unavailable by the service over HTTP, every copy
+ * of it sent until then answered so too, whose payment record was opened before that answer: the 503 said nothing was
  * charged and nothing could be under that request, yet the opening stands, and reconciliation charges it
  * (or closes it). Only a retry sent after the 503 may open the request again;
  * <li>{@value #SLOW_WAIT}: a copy sent straight to an instance, outside any MySQL fault (and the 2 s after),
@@ -54,7 +61,16 @@ import io.payonce.support.PayClient.Ledger;
  * answered at all within the client's patience. A copy to an instance that was paused while it ran (or up to
  * 2 s before) has its bound lengthened by the pause, and may go unanswered within the client's patience;
  * <li>{@value #REFUSED}: a valid request of the client's own order refused with a 4xx the contract gives it no
- * reason for (400, 404, 422 ...).
+ * reason for (400, 404, 422 ...);
+ * <li>{@value #QUEUE_UNANSWERED}: a queue command (its publish confirmed, its reply queue kept) that has no final
+ * answer once the run has settled and every answer owed on the queue has been sent, while its request's token
+ * holds a final answer (a copy got one, or the token stored one). Excused: a command the entrance gave up on
+ * with a 503 or a 409 request_in_progress (its retries exhausted, dead-lettered), which tells the client to send
+ * it again, as a 503 does over HTTP. A command whose request never got a final answer at all is not named
+ * here: {@value #NEVER_ANSWERED} names its request;
+ * <li>{@value #QUEUE_DIFFERENT}: a queue command whose final answers (an answer may come twice, and a 202 is
+ * followed by the settled answer) differ in status, {@code code} header or body. Its 202s and the entrance's
+ * giving it up are not final: a delivery orphaned by a cut connection may still settle it after that.
  * </ul>
  */
 final class Checker {
@@ -72,6 +88,8 @@ final class Checker {
     static final String AFTER_503 = "503 followed by a charge";
     static final String SLOW_WAIT = "wait outlasted its bound";
     static final String REFUSED = "valid request refused";
+    static final String QUEUE_UNANSWERED = "queue command never finally answered";
+    static final String QUEUE_DIFFERENT = "queue command answered differently";
 
     /** A MySQL fault's effects are excused this long after it was healed: the pools reconnect. */
     private static final long MYSQL_MARGIN_MS = 2_000;
@@ -121,6 +139,7 @@ final class Checker {
             List<Attempt> attempts = request.attempts();
             List<Attempt> finals = attempts.stream().filter(a -> Answers.isFinal(a.answer())).toList();
             String requestKey = Books.key(request.merchant, request.intent.requestNo());
+            checkQueueCommands(request, !finals.isEmpty() || tokenHoldsFinal(request));
             if (finals.isEmpty()) {
                 Attempt last = attempts.isEmpty() ? null : attempts.get(attempts.size() - 1);
                 add(NEVER_ANSWERED, request, attempts.size() + " copies, the last: "
@@ -183,6 +202,52 @@ final class Checker {
         }
     }
 
+    /** Every queue command of a settled request finally answered; each one's final answers one answer. */
+    private void checkQueueCommands(Request request, boolean settled) {
+        for (QueueCopy copy : request.queueCopies()) {
+            if (copy.correlationId == null || copy.isReplyLost()) {
+                continue;
+            }
+            List<Heard> heard = copy.answers();
+            List<Heard> finals = heard.stream().filter(h -> Answers.isFinal(h.answer())).toList();
+            if (!finals.isEmpty()) {
+                QueueAnswer first = finals.get(0).queueAnswer();
+                for (Heard other : finals) {
+                    QueueAnswer answer = other.queueAnswer();
+                    if (answer.status() != first.status() || !Objects.equals(answer.code(), first.code())
+                            || !Objects.equals(answer.body(), first.body())) {
+                        add(QUEUE_DIFFERENT, request, "command " + copy.correlationId + " sent at "
+                                + seconds(copy.sentAtMs) + ": first " + describe(first) + "; then, heard at "
+                                + seconds(other.atMs()) + ", " + describe(answer));
+                        break;
+                    }
+                }
+            } else if (settled && heard.stream().noneMatch(h -> givesUp(h.answer()))) {
+                add(QUEUE_UNANSWERED, request, "command " + copy.correlationId + " sent at " + seconds(copy.sentAtMs)
+                        + ", " + (heard.isEmpty() ? "no answer"
+                                : heard.size() + " answer(s): " + heard.stream().map(h -> describe(h.queueAnswer()))
+                                        .toList()));
+            }
+        }
+    }
+
+    /** The entrance giving a command up (its retries exhausted): a 503, or a 409 request_in_progress. */
+    private static boolean givesUp(Answer answer) {
+        return answer.status() == 503 || Answers.isInProgress(answer);
+    }
+
+    /** Whether the request's token stored a final answer. */
+    private boolean tokenHoldsFinal(Request request) {
+        TokenRow token = books.tokens.get(Books.key(request.merchant, request.intent.token()));
+        return token != null && "COMPLETED".equals(token.state()) && token.responseStatus() != null
+                && Answers.isFinal(new Answer(token.responseStatus(), null, token.responseBody(), null, null, null, 0));
+    }
+
+    private static String describe(QueueAnswer answer) {
+        return answer.status() + (answer.code() == null ? "" : " code " + answer.code())
+                + (answer.replayed() ? " (replayed)" : "") + ": " + answer.body();
+    }
+
     /**
      * A 503 from the service tells the client that nothing was charged and nothing can be under that request
      * unless it is sent again: the latest such answer before which every copy sent was answered so too, by the
@@ -216,11 +281,13 @@ final class Checker {
     /**
      * The service's 503 temporarily_unavailable, from the one instance the copy reached: sent there directly, or
      * through a gateway, which passes a request on to another instance only when the first never received it
-     * (src/main/docker/nginx/payonce.conf), so that no try on another is hidden behind its answer.
+     * (src/main/docker/nginx/payonce.conf), so that no try on another is hidden behind its answer. Not a queue
+     * command's 503: it ends several deliveries, and one of them may have been taken from an instance whose
+     * broker connection was cut while it went on running the payment.
      */
     private static boolean tells503(Attempt attempt) {
         Answer answer = attempt.answer();
-        return answer.status() == 503 && "temporarily_unavailable".equals(Answers.code(answer));
+        return !attempt.byQueue() && answer.status() == 503 && "temporarily_unavailable".equals(Answers.code(answer));
     }
 
     /** Why the attempt outlasted its bound, or null when it did not, or is not held to one. */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
@@ -12,14 +13,17 @@ import io.payonce.chaos.Books.PaymentRow;
 import io.payonce.chaos.FaultSchedule.Fault;
 import io.payonce.chaos.FaultSchedule.Kind;
 import io.payonce.chaos.History.Attempt;
+import io.payonce.chaos.History.QueueCopy;
 import io.payonce.chaos.History.Request;
 import io.payonce.support.Answer;
 import io.payonce.support.PayClient.ChannelCharge;
 import io.payonce.support.PayRequest;
+import io.payonce.support.QueueAnswer;
 
 /**
- * What the checker accepts of a paused owner and of a 503, on histories written by hand: each test gives the
- * copies a client sent, with their answers and times, and the rows and the channel's word behind them.
+ * What the checker accepts of a paused owner, of a 503 and of queue commands, on histories written by hand:
+ * each test gives the copies a client sent (by HTTP, or as queue commands with every answer their reply queue
+ * received), with their answers and times, and the rows and the channel's word behind them.
  */
 class CheckerTest {
 
@@ -28,14 +32,16 @@ class CheckerTest {
     private static final String PAID = "{\"order_no\":\"o1\",\"request_no\":\"o1_r1\",\"status\":\"PAID\",\"channel_txn_id\":\""
             + TXN + "\"}";
     private static final String UNAVAILABLE = "{\"code\":\"temporarily_unavailable\"}";
+    private static final String ACCEPTED = "{\"order_no\":\"o1\",\"request_no\":\"o1_r1\",\"status\":\"PROCESSING\"}";
+    private static final String DECLINED = "{\"code\":\"payment_declined\"}";
     /** The wall clock's reading at run time 0 in these histories. */
     private static final long EPOCH_AT_ZERO = 1_800_000_000_000L;
 
     private final ChaosSettings settings = new ChaosSettings(Duration.ofSeconds(60), 1, 2, 1, 1, Duration.ofSeconds(1),
-            "127.0.0.1", 3306, "unused", "root", "");
+            "127.0.0.1", 3306, "unused", "root", "", "test");
     private final History history = new History();
     private final Books books = new Books();
-    private final Request request = history.newRequest(MERCHANT, 0, new PayRequest("o1", "o1_r1", "tok_1", 1999));
+    private final Request request = history.newRequest(MERCHANT, 0, new PayRequest("o1", "o1_r1", "tok_1", 1999), true);
 
     @Test
     void anOpeningStandingFromBeforeA503_isA503FollowedByACharge() {
@@ -103,6 +109,82 @@ class CheckerTest {
         assertEquals(List.of(Checker.SLOW_WAIT), violations());
     }
 
+    @Test
+    void aQueueCommandAnswered202ThenSettled_andTheSettledAnswerTwice_isNoViolation() {
+        commanded(1_000, heard(202, null, ACCEPTED, 300), heard(200, null, PAID, 4_000), heard(200, null, PAID, 4_100));
+        paidAtTheChannel(/* opened at */ 1_100);
+
+        assertEquals(List.of(), violations());
+    }
+
+    @Test
+    void aQueueCommandLeftWithIts202_whileItsPaymentSettled_isNeverFinallyAnswered() {
+        commanded(1_000, heard(202, null, ACCEPTED, 300));
+        sent(direct(0), 6_000, answer(200, PAID, 40));
+        paidAtTheChannel(/* opened at */ 1_100);
+
+        assertEquals(List.of(Checker.QUEUE_UNANSWERED), violations());
+    }
+
+    @Test
+    void aQueueCommandNeverAnswered_whileItsPaymentSettled_isNeverFinallyAnswered() {
+        sent(direct(0), 500, answer(200, PAID, 40));
+        commanded(1_000);
+        paidAtTheChannel(/* opened at */ 510);
+
+        assertEquals(List.of(Checker.QUEUE_UNANSWERED), violations());
+    }
+
+    @Test
+    void aQueueCommandGivenUpWithA503_whileItsPaymentSettled_isNoViolation() {
+        commanded(1_000, heard(503, "temporarily_unavailable", UNAVAILABLE, 12_000));
+        sent(direct(0), 14_000, answer(200, PAID, 40));
+        paidAtTheChannel(/* opened at */ 14_010);
+
+        assertEquals(List.of(), violations());
+    }
+
+    @Test
+    void aQueueCommandWhosePaymentNeverSettled_isNamedByItsRequestOnly() {
+        commanded(1_000, heard(202, null, ACCEPTED, 300));
+
+        assertEquals(List.of(Checker.NEVER_ANSWERED), violations());
+    }
+
+    @Test
+    void aQueueCommandsSecondAnswerDiffering_isAnsweredDifferently() {
+        commanded(1_000, heard(200, null, PAID, 300), heard(402, "payment_declined", DECLINED, 900));
+        paidAtTheChannel(/* opened at */ 1_100);
+
+        assertEquals(List.of(Checker.QUEUE_DIFFERENT), violations());
+    }
+
+    @Test
+    void aQueueCommandsAnswersDifferingInTheirCodeHeaderOnly_areAnsweredDifferently() {
+        commanded(1_000, heard(402, "payment_declined", DECLINED, 300), heard(402, "payment_failed", DECLINED, 900));
+        declinedAtTheChannel();
+
+        assertEquals(List.of(Checker.QUEUE_DIFFERENT), violations());
+    }
+
+    @Test
+    void aQueueAnswerUnlikeAnHttpAnswerOfTheSameRequest_isDifferentFinalAnswers() {
+        sent(direct(0), 500, answer(200, PAID, 40));
+        commanded(1_000, heard(402, "payment_declined", DECLINED, 300));
+        paidAtTheChannel(/* opened at */ 510);
+
+        assertEquals(List.of(Checker.DIFFERENT_ANSWERS, Checker.PHANTOM_DECLINE), violations());
+    }
+
+    @Test
+    void aQueueCommandsFinal503_isNotHeldToTheHttpPromiseOfNothingOpened() {
+        commanded(1_000, heard(503, "temporarily_unavailable", UNAVAILABLE, 12_000));
+        sent(direct(1), 15_000, answer(200, PAID, 40));
+        paidAtTheChannel(/* opened at */ 1_200);
+
+        assertEquals(List.of(), violations());
+    }
+
     private List<String> violations() {
         List<String> names = new ArrayList<>();
         Checker.check(settings, history, books).forEach(v -> names.add(v.name()));
@@ -125,6 +207,26 @@ class CheckerTest {
                 EPOCH_AT_ZERO + atMs + answer.elapsedMs()));
     }
 
+    /** A queue command sent at {@code atMs}, and what its reply queue received. */
+    private void commanded(long atMs, QueueAnswerAt... answers) {
+        QueueCopy copy = new QueueCopy(0, atMs, EPOCH_AT_ZERO + atMs, "traffic", false, "amq.gen-replies",
+                "corr-" + atMs, null);
+        request.add(copy);
+        List<QueueAnswer> received = new ArrayList<>();
+        for (QueueAnswerAt answer : answers) {
+            received.add(answer.answer());
+            copy.heard(received, atMs + answer.afterMs());
+        }
+    }
+
+    private record QueueAnswerAt(QueueAnswer answer, long afterMs) {
+    }
+
+    /** An answer on the reply queue, heard {@code afterMs} after its command was sent. */
+    private static QueueAnswerAt heard(int status, String code, String body, long afterMs) {
+        return new QueueAnswerAt(new QueueAnswer("corr", status, code, false, body, Map.of()), afterMs);
+    }
+
     private static Answer answer(int status, String body, long elapsedMs) {
         return new Answer(status, "application/json", body, null, status == 503 ? "1" : null, null, elapsedMs);
     }
@@ -141,6 +243,15 @@ class CheckerTest {
         books.paymentsByOrder.put(Books.key(MERCHANT, "o1"), List.of(row));
         books.orders.put(Books.key(MERCHANT, "o1"), new Books.OrderRow(MERCHANT, "o1", "PAID", 2));
         books.channel.put(Books.key(MERCHANT, "o1_r1"), new ChannelCharge(200, "SUCCEEDED", null, TXN));
+    }
+
+    /** The request's payment record FAILED on the channel's decline, its order open again. */
+    private void declinedAtTheChannel() {
+        PaymentRow row = new PaymentRow(MERCHANT, "o1_r1", "o1", "tok_1", "FAILED", "DECLINED", null, EPOCH_AT_ZERO);
+        books.paymentsByRequest.put(Books.key(MERCHANT, "o1_r1"), List.of(row));
+        books.paymentsByOrder.put(Books.key(MERCHANT, "o1"), List.of(row));
+        books.orders.put(Books.key(MERCHANT, "o1"), new Books.OrderRow(MERCHANT, "o1", "CREATED", 2));
+        books.channel.put(Books.key(MERCHANT, "o1_r1"), new ChannelCharge(200, "DECLINED", null, null));
     }
 
     private void paused(int instance, long fromMs, long toMs) {

@@ -29,7 +29,9 @@ import io.payonce.support.PayRequest;
  * it retries on a timeout, a 5xx, a 409 request_in_progress or a 202 with the same key until it has a final
  * answer or loses patience; one that lost patience comes back much later with the same request, and may pay
  * the order again meanwhile with a new token and request number, as it may after a 402. A few come back
- * later even with a final answer. An observer keeps reading orders that were seen paid.
+ * later even with a final answer. One request in five goes partly by queue: its first copy, and every other
+ * copy at random, is a command on the pay queue (the same token and body), the rest go by HTTP. An observer
+ * keeps reading orders that were seen paid.
  */
 final class Clients {
 
@@ -42,6 +44,8 @@ final class Clients {
     private static final String LATER = "later";
     private static final String FINAL = "final";
     private static final int COMEBACK_WORKERS = 3;
+    /** Share of requests some of whose copies go as queue commands. */
+    private static final int QUEUE_PERCENT = 20;
 
     private final ChaosSettings settings;
     private final Traffic traffic;
@@ -111,7 +115,7 @@ final class Clients {
                 Random own = new Random(random.nextLong());
                 round.submit(() -> {
                     if (request.finalAnswer() != null) {
-                        traffic.pay(request, 0, traffic.anyRoute(own), Traffic.PATIENCE, false, FINAL);
+                        traffic.pay(request, 0, firstRoute(request, own), Traffic.PATIENCE, false, FINAL);
                     } else {
                         untilFinal(request, 0, history.nowMs() + perRequest.toMillis(), own, FINAL);
                     }
@@ -177,7 +181,8 @@ final class Clients {
                     return;
                 }
                 Request request = history.newRequest(merchant, id,
-                        new PayRequest(orderNo, orderNo + "_r" + attempt, token, PayClient.AMOUNT));
+                        new PayRequest(orderNo, orderNo + "_r" + attempt, token, PayClient.AMOUNT),
+                        random.nextInt(100) < QUEUE_PERCENT);
                 Answer answer = send(request);
                 traffic.observeOrder(merchant, orderNo, random);
                 if (answer == null) {
@@ -228,7 +233,7 @@ final class Clients {
                     return first;
                 }
                 case HANGS_UP -> {
-                    Answer answer = traffic.pay(request, 0, traffic.anyRoute(random),
+                    Answer answer = traffic.pay(request, 0, firstRoute(request, random),
                             Duration.ofMillis(30 + random.nextInt(1_500)), true, TRAFFIC);
                     if (Answers.isFinal(answer)) {
                         return answer;
@@ -236,7 +241,7 @@ final class Clients {
                     return random.nextBoolean() ? untilFinal(request, 0, deadline, random, TRAFFIC) : null;
                 }
                 case COMES_BACK_LATER -> {
-                    Answer answer = traffic.pay(request, 0, traffic.anyRoute(random), Traffic.PATIENCE, false, TRAFFIC);
+                    Answer answer = traffic.pay(request, 0, firstRoute(request, random), Traffic.PATIENCE, false, TRAFFIC);
                     return Answers.isFinal(answer) ? answer : null;
                 }
                 default -> {
@@ -255,7 +260,8 @@ final class Clients {
             throws InterruptedException {
         for (int sent = 0; sent < 200; sent++) {
             // side by side, lanes take different instances; one after the other, a lane moves on to the next
-            Route route = traffic.route(random, request.id + lane + sent);
+            boolean byQueue = request.byQueue && (lane + sent == 0 || random.nextBoolean());
+            Route route = byQueue ? Traffic.QUEUE : traffic.route(random, request.id + lane + sent);
             Answer answer = traffic.pay(request, lane, route, Traffic.PATIENCE, false, phase);
             if (Answers.isFinal(answer)) {
                 return answer;
@@ -266,6 +272,11 @@ final class Clients {
             Thread.sleep(pause(answer, random));
         }
         return null;
+    }
+
+    /** The queue for a request that goes partly by queue, else anywhere. */
+    private Route firstRoute(Request request, Random random) {
+        return request.byQueue ? Traffic.QUEUE : traffic.anyRoute(random);
     }
 
     /**

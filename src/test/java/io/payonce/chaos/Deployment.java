@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -20,6 +21,8 @@ import io.payonce.support.Gateway;
 import io.payonce.support.MysqlProxy;
 import io.payonce.support.MysqlProxy.StatementCount;
 import io.payonce.support.PayClient;
+import io.payonce.support.QueueClient;
+import io.payonce.support.RabbitVhost;
 import io.payonce.support.TcpProxy;
 import io.payonce.support.ThrowawayRedis;
 
@@ -31,12 +34,20 @@ import io.payonce.support.ThrowawayRedis;
  * throwaway {@code redis-server} behind its own proxy; and the channel: the sandbox of one more instance, S,
  * which nothing faults, so its behaviour settings and ledger are the one channel every instance charges,
  * reached through a proxy as well (the network to a provider fails too). The harness reads S directly.
- * S reconciles nothing during a run (its interval is an hour): only the faulted instances do.
+ * S reconciles nothing during a run (its interval is an hour): only the faulted instances do. Every instance
+ * also takes pay commands from RabbitMQ: a vhost of the run's own on the shared broker, which each instance
+ * reaches through a {@link TcpProxy} of its own (so that one instance's broker connection can be cut), with
+ * one broker user per merchant, named as the merchant; the vhost and its users are deleted at close, or when
+ * the driver is stopped.
  */
 final class Deployment implements AutoCloseable {
 
+    static final String PAY = "payonce.pay";
     private static final String REDIS_SERVER = "/usr/bin/redis-server";
     private static final Duration READY_BOUND = Duration.ofSeconds(90);
+    private static final String RABBITMQCTL = "/usr/sbin/rabbitmqctl";
+    /** The instances declare the queue as they connect, within seconds of being ready. */
+    private static final Duration QUEUE_BOUND = Duration.ofSeconds(60);
 
     private final ChaosSettings settings;
     private final ThrowawayRedis redis = new ThrowawayRedis();
@@ -51,9 +62,17 @@ final class Deployment implements AutoCloseable {
     private TcpProxy channel;
     private final List<AppProcess> instances = new ArrayList<>();
     private final List<Gateway> gateways = new ArrayList<>();
-    /** Should the driver be stopped (SIGTERM, a timeout), what it started dies with it. */
-    private final Thread orphanGuard = new Thread(
-            () -> ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly), "chaos-orphan-guard");
+    private RabbitVhost broker;
+    private final Map<String, RabbitVhost.Credentials> brokerUsers = new LinkedHashMap<>();
+    /** Instance i's way to the broker. */
+    private final List<TcpProxy> brokerWays = new ArrayList<>();
+    /** The harness's own connection (as guest, direct): the queue's depth. */
+    private QueueClient queueWatch;
+    /** Should the driver be stopped (SIGTERM, a timeout), what it started dies with it, and its vhost is deleted. */
+    private final Thread orphanGuard = new Thread(() -> {
+        closeBroker();
+        ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
+    }, "chaos-orphan-guard");
 
     Deployment(ChaosSettings settings) {
         this.settings = settings;
@@ -67,6 +86,9 @@ final class Deployment implements AutoCloseable {
         if (!new File(REDIS_SERVER).canExecute()) {
             return "redis-server is not installed (scripts/services.sh --test-tools installs it)";
         }
+        if (!new File(RABBITMQCTL).canExecute()) {
+            return "RabbitMQ is not installed (scripts/services.sh installs and starts it)";
+        }
         try {
             AppProcess.packaged();
         } catch (IllegalStateException missing) {
@@ -78,6 +100,10 @@ final class Deployment implements AutoCloseable {
     void start() throws Exception {
         Runtime.getRuntime().addShutdownHook(orphanGuard);
         recreateDatabase();
+        broker = RabbitVhost.create(Chaos.class);
+        for (String merchant : settings.merchantIds()) {
+            brokerUsers.put(merchant, broker.user(merchant));
+        }
         Map<String, String> viaProxy = redis.start();
         redisStarted = true;
         String direct = "mysql://" + settings.dbHost() + ":" + settings.dbPort() + "/" + settings.dbName();
@@ -97,7 +123,11 @@ final class Deployment implements AutoCloseable {
             MysqlProxy way = new MysqlProxy(settings.dbPort());
             mysql.add(way);
             openings.add(way.count("(?is)^\\s*INSERT\\s+INTO\\s+payments\\b"));
-            instances.add(AppProcess.named("chaos-" + i)
+            TcpProxy toBroker = new TcpProxy(broker.port());
+            brokerWays.add(toBroker);
+            AppProcess instance = AppProcess.named("chaos-" + i);
+            broker.appEnv().forEach(instance::env);
+            instances.add(instance
                     .channel("http://127.0.0.1:" + channel.port() + "/sandbox")
                     .env("PAYONCE_SANDBOX_ENABLED", "false")
                     .env("QUARKUS_DATASOURCE_REACTIVE_URL",
@@ -110,9 +140,13 @@ final class Deployment implements AutoCloseable {
                     .env("PAYONCE_IDEMPOTENCY_LEASE", ChaosSettings.setting(ChaosSettings.LEASE))
                     .env("PAYONCE_RECONCILE_INTERVAL", ChaosSettings.setting(ChaosSettings.RECONCILE_INTERVAL))
                     .env("PAYONCE_RECONCILE_GIVE_UP_AFTER", ChaosSettings.setting(ChaosSettings.GIVE_UP_AFTER))
-                    .env("PAYONCE_IDEMPOTENCY_WAIT_TIMEOUT", ChaosSettings.setting(ChaosSettings.WAIT_BOUND)));
+                    .env("PAYONCE_IDEMPOTENCY_WAIT_TIMEOUT", ChaosSettings.setting(ChaosSettings.WAIT_BOUND))
+                    .env("PAYONCE_QUEUE_ENABLED", "true")
+                    .env("RABBITMQ_PORT", Integer.toString(toBroker.port())));
         }
         AppProcess.startAll(instances.toArray(AppProcess[]::new));
+        queueWatch = QueueClient.connect(broker, RabbitVhost.Credentials.GUEST);
+        queueWatch.awaitQueue(PAY, QUEUE_BOUND);
         String[] merchants = settings.merchantIds().toArray(String[]::new);
         for (int k = 0; 2 * k < instances.size(); k++) {
             gateways.add(Gateway.start(instances.get(2 * k), instances.get((2 * k + 1) % instances.size()), merchants));
@@ -145,6 +179,31 @@ final class Deployment implements AutoCloseable {
     /** What the instances' MySQL proxies could not follow (a hold on such a connection catches nothing). */
     List<String> mysqlLostTrack() {
         return mysql.stream().flatMap(way -> way.lostTrack().stream()).toList();
+    }
+
+    /** The run's vhost on the broker, where the merchants' queue clients connect (directly, never faulted). */
+    RabbitVhost broker() {
+        return broker;
+    }
+
+    /** The merchants that have a broker user. */
+    List<String> brokerMerchants() {
+        return List.copyOf(brokerUsers.keySet());
+    }
+
+    /** The broker user of {@code merchant}, named as the merchant. */
+    RabbitVhost.Credentials brokerUser(String merchant) {
+        return brokerUsers.get(merchant);
+    }
+
+    /** Every instance's way to the broker, in the instances' order. */
+    List<TcpProxy> brokerWays() {
+        return brokerWays;
+    }
+
+    /** How many commands wait in the pay queue, ready for delivery (those an instance holds not counted). */
+    long commandsWaiting() throws IOException {
+        return queueWatch.messageCount(PAY);
     }
 
     /** The instances' way to the channel. */
@@ -245,37 +304,60 @@ final class Deployment implements AutoCloseable {
         }
     }
 
-    /** Gateways, instances, S, the proxies, then every redis-server this run started. */
+    /**
+     * Gateways, instances, S, the proxies, every redis-server this run started, then (whatever failed before) the
+     * vhost and its users.
+     */
     @Override
     public void close() throws InterruptedException {
-        for (Gateway gateway : gateways) {
-            gateway.close();
-        }
-        for (AppProcess app : instances) {
-            // killed: a polite stop waits out in-flight requests, and nothing is checked after this
-            if (app.isAlive()) {
-                app.kill();
-            }
-        }
-        if (sandbox != null && sandbox.isAlive()) {
-            sandbox.kill();
-        }
-        for (MysqlProxy way : mysql) {
-            way.close();
-        }
-        if (channel != null) {
-            channel.close();
-        }
-        if (restartedRedis != null) {
-            restartedRedis.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-        }
-        if (redisStarted) {
-            redis.stop();
-        }
         try {
-            Runtime.getRuntime().removeShutdownHook(orphanGuard);
-        } catch (IllegalStateException | IllegalArgumentException exitingOrNeverAdded) {
-            // the hook runs, or was never added
+            for (Gateway gateway : gateways) {
+                gateway.close();
+            }
+            for (AppProcess app : instances) {
+                // killed: a polite stop waits out in-flight requests, and nothing is checked after this
+                if (app.isAlive()) {
+                    app.kill();
+                }
+            }
+            if (sandbox != null && sandbox.isAlive()) {
+                sandbox.kill();
+            }
+            for (MysqlProxy way : mysql) {
+                way.close();
+            }
+            for (TcpProxy way : brokerWays) {
+                way.close();
+            }
+            if (channel != null) {
+                channel.close();
+            }
+            if (restartedRedis != null) {
+                restartedRedis.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+            }
+            if (redisStarted) {
+                redis.stop();
+            }
+            try {
+                Runtime.getRuntime().removeShutdownHook(orphanGuard);
+            } catch (IllegalStateException | IllegalArgumentException exitingOrNeverAdded) {
+                // the hook runs, or was never added
+            }
+        } finally {
+            closeBroker();
+        }
+    }
+
+    /** The harness's connection, then the vhost with the users made for it; fails naming what it could not delete. */
+    private synchronized void closeBroker() {
+        if (queueWatch != null) {
+            queueWatch.close();
+            queueWatch = null;
+        }
+        if (broker != null) {
+            RabbitVhost vhost = broker;
+            broker = null;
+            vhost.close();
         }
     }
 }

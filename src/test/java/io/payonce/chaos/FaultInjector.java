@@ -20,10 +20,12 @@ import io.payonce.support.AppProcess;
 import io.payonce.support.MysqlProxy;
 import io.payonce.support.MysqlProxy.Hold;
 import io.payonce.support.PayClient;
+import io.payonce.support.TcpProxy;
 
 /**
  * Applies the schedule's faults at their times, each healed after its span: an instance started again and
- * ready, or resumed, a proxy forwarding again, Redis restarted empty, a held COMMIT passed on. {@link #healAll()}
+ * ready, or resumed, a proxy forwarding again (an instance's way to the broker included), Redis restarted
+ * empty, a held COMMIT passed on. {@link #healAll()}
  * ends the schedule and heals what is still faulty at once (and resets every merchant's sandbox behaviour), so
  * that the run can settle.
  */
@@ -157,6 +159,12 @@ final class FaultInjector {
                     deployment.channelPath().cut();
                     deployment.channelPath().restore();
                 });
+            }
+            case BROKER_CUT -> {
+                FaultWindow window = started(fault);
+                TcpProxy way = deployment.brokerWays().get(fault.instance());
+                way.cut();
+                healLater(fault, window, way::restore);
             }
             default -> {
                 started(fault).end(history.nowMs());
@@ -356,6 +364,7 @@ final class FaultInjector {
         }
         deployment.channelPath().cutInsteadOfNext(NOTHING);
         deployment.channelPath().restore();
+        deployment.brokerWays().forEach(TcpProxy::restore);
         deployment.redisProxy().delay(0);
         deployment.redisProxy().restore();
         try {

@@ -9,9 +9,9 @@ import java.util.Random;
  * The faults of one run, drawn from its seed before anything starts: the same seed, duration, instances and
  * merchants give the same schedule. Every kind comes once first, in an order of the seed's, as far as the
  * run is long enough (a minute is), then kinds are drawn by weight, one every 2.5 s on average. Faults on
- * one resource (an instance, Redis, MySQL, the way to the channel) do not overlap, and at least one
- * instance is meant to be up at any time; an instance fault that finds its target still restarting is
- * skipped when its time comes (restarts take as long as the machine makes them).
+ * one resource (an instance, Redis, MySQL, the way to the channel, the instances' ways to the broker) do not
+ * overlap, and at least one instance is meant to be up at any time; an instance fault that finds its target
+ * still restarting is skipped when its time comes (restarts take as long as the machine makes them).
  */
 final class FaultSchedule {
 
@@ -31,6 +31,7 @@ final class FaultSchedule {
         MYSQL_LATE_COMMIT_ANSWER("a COMMIT answered late", 2),
         CHANNEL_CHARGE_LOST("a charge lost on the way to the channel", 2),
         CHANNEL_PARTITIONED("channel partitioned", 1),
+        BROKER_CUT("broker connection cut", 2),
         SANDBOX_SLOW("channel slow", 2),
         SANDBOX_DECLINE("channel declines", 2),
         SANDBOX_REFUSE("channel refuses before accepting", 2),
@@ -75,6 +76,11 @@ final class FaultSchedule {
         boolean onSandbox() {
             return name().startsWith("SANDBOX");
         }
+
+        /** Cuts one instance's way to RabbitMQ: its connection reset, new ones refused, then let through again. */
+        boolean onBroker() {
+            return name().startsWith("BROKER");
+        }
     }
 
     /**
@@ -95,6 +101,8 @@ final class FaultSchedule {
                         + latencyMs / 4 + " ms after an opening there, for " + lastsMs + " ms";
             } else if (kind.holdsCommit()) {
                 what += " on #" + instance + "'s way to MySQL, by " + lastsMs + " ms";
+            } else if (kind.onBroker()) {
+                what += " on #" + instance + "'s way to the broker, for " + lastsMs + " ms";
             } else if (kind.onSandbox()) {
                 what += " for " + merchant + ": next " + count + " charge(s), " + latencyMs + " ms";
             } else if (kind == Kind.REDIS_SLOW) {
@@ -153,6 +161,7 @@ final class FaultSchedule {
         private long redisBusyUntil;
         private long mysqlBusyUntil;
         private long channelBusyUntil;
+        private long brokerBusyUntil;
         private final List<Fault> faults = new ArrayList<>();
 
         Drawing(Random random, int instances, List<String> merchants) {
@@ -174,6 +183,9 @@ final class FaultSchedule {
             }
             if (kind.onMysql()) {
                 return mysqlBusyUntil <= at;
+            }
+            if (kind.onBroker()) {
+                return brokerBusyUntil <= at;
             }
             return !kind.onChannelPath() || channelBusyUntil <= at;
         }
@@ -218,6 +230,15 @@ final class FaultSchedule {
                 long lasts = kind == Kind.MYSQL_RESET ? random.nextInt(2_500) : 1_000 + random.nextInt(5_000);
                 mysqlBusyUntil = at + lasts + 2_000;
                 faults.add(new Fault(at, kind, -1, null, lasts, 0, 0));
+            } else if (kind.onBroker()) {
+                // an instance that is up, most likely holding deliveries; any one when none is
+                List<Integer> free = freeInstances(at);
+                int target = free.isEmpty() ? random.nextInt(instanceBusyUntil.length)
+                        : free.get(random.nextInt(free.size()));
+                long lasts = 1_000 + random.nextInt(4_000);
+                // the client library tries to recover every 2 s: the cut is over once it has
+                brokerBusyUntil = at + lasts + 2_500;
+                faults.add(new Fault(at, kind, target, null, lasts, 0, 0));
             } else if (kind.onChannelPath()) {
                 long lasts = kind == Kind.CHANNEL_CHARGE_LOST ? 200 + random.nextInt(1_300) : 1_000 + random.nextInt(3_000);
                 channelBusyUntil = at + lasts + 500;

@@ -2,6 +2,7 @@ package io.payonce.chaos;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -12,40 +13,68 @@ import io.payonce.chaos.FaultSchedule.Kind;
 import io.payonce.support.Answer;
 import io.payonce.support.PayClient;
 import io.payonce.support.PayRequest;
+import io.payonce.support.QueueAnswer;
+import io.payonce.support.QueueClient;
 
 /**
  * Everything the clients saw and the faults that happened, on one clock (milliseconds since the run began):
- * each request with every copy sent of it and its answer, each order as {@code GET /orders} showed it, and
- * each fault's window. Written by many threads; read by the checker once they have stopped.
+ * each request with every copy sent of it and its answer (a copy sent as a queue command with every answer
+ * its reply queue received), each order as {@code GET /orders} showed it, and each fault's window. Written by
+ * many threads; read by the checker once they have stopped.
  */
 final class History {
 
-    /** A request as a client means it: one order, its own request number and token, sent as often as it takes. */
+    /**
+     * A request as a client means it: one order, its own request number and token, sent as often as it takes;
+     * {@code byQueue}: some of its copies go as queue commands.
+     */
     static final class Request {
         final int id;
         final String merchant;
         final int client;
         final PayRequest intent;
+        final boolean byQueue;
         private final List<Attempt> attempts = new ArrayList<>();
+        private final List<QueueCopy> queued = new ArrayList<>();
 
-        Request(int id, String merchant, int client, PayRequest intent) {
+        Request(int id, String merchant, int client, PayRequest intent, boolean byQueue) {
             this.id = id;
             this.merchant = merchant;
             this.client = client;
             this.intent = intent;
+            this.byQueue = byQueue;
         }
 
         synchronized void add(Attempt attempt) {
             attempts.add(attempt);
         }
 
+        synchronized void add(QueueCopy copy) {
+            queued.add(copy);
+        }
+
+        /**
+         * Every copy with its answer, in the order they were answered: an HTTP copy as it came back, a queue
+         * command as {@link QueueCopy#attempt()} reads its answers so far.
+         */
         synchronized List<Attempt> attempts() {
-            return List.copyOf(attempts);
+            if (queued.isEmpty()) {
+                return List.copyOf(attempts);
+            }
+            List<Attempt> all = new ArrayList<>(attempts);
+            queued.forEach(copy -> all.add(copy.attempt()));
+            all.sort(Comparator.comparingLong(Attempt::doneAtMs));
+            return List.copyOf(all);
+        }
+
+        /** The copies sent as queue commands. */
+        synchronized List<QueueCopy> queueCopies() {
+            return List.copyOf(queued);
         }
 
         /** The first final answer any copy received, or null. */
-        synchronized Answer finalAnswer() {
-            return attempts.stream().map(Attempt::answer).filter(Answers::isFinal).findFirst().orElse(null);
+        Answer finalAnswer() {
+            return attempts().stream().map(Attempt::answer).filter(Answers::isFinal).findFirst().orElse(null);
         }
 
         long firstSentMs() {
@@ -56,21 +85,33 @@ final class History {
         @Override
         public String toString() {
             return "request #" + id + " of client " + client + " (" + merchant + "): order " + intent.orderNo()
-                    + ", request_no " + intent.requestNo() + ", token " + intent.token();
+                    + ", request_no " + intent.requestNo() + ", token " + intent.token()
+                    + (byQueue ? ", partly by queue" : "");
         }
     }
 
     /**
      * One copy of a request: which of the client's side-by-side copies sent it ({@code lane}: 0, or 0 to 2 for a
      * double click), the way it took ({@code route}: a gateway, or {@code instance} directly, -1 through a
-     * gateway), when it was sent, in which phase of the run, whether the client meant to hang up early, what
-     * came back, and when on the machine's wall clock (the one MySQL's timestamps are read on).
+     * gateway or the queue), when it was sent, in which phase of the run, whether the client meant to hang up
+     * early, what came back, and when on the machine's wall clock (the one MySQL's timestamps are read on);
+     * {@code queued}: the queue command it stands for, null for an HTTP copy.
      */
     record Attempt(int lane, String route, int instance, long sentAtMs, String phase, boolean hangUp, Answer answer,
-            long doneAtEpochMs) {
+            long doneAtEpochMs, QueueCopy queued) {
+
+        /** An HTTP copy. */
+        Attempt(int lane, String route, int instance, long sentAtMs, String phase, boolean hangUp, Answer answer,
+                long doneAtEpochMs) {
+            this(lane, route, instance, sentAtMs, phase, hangUp, answer, doneAtEpochMs, null);
+        }
 
         boolean direct() {
             return instance >= 0;
+        }
+
+        boolean byQueue() {
+            return queued != null;
         }
 
         long doneAtMs() {
@@ -81,6 +122,89 @@ final class History {
         public String toString() {
             return String.format("%8.3f s  %-8s lane %d %-8s %s%s", sentAtMs / 1000.0, phase, lane, route,
                     hangUp ? "(hangs up) " : "", Answers.describe(answer));
+        }
+    }
+
+    /**
+     * One copy of a request sent as a queue command, and every answer its reply queue received for its
+     * correlation id, each with when the harness heard it (an answer that came while nobody waited for it is
+     * heard late: when the answers are gathered before the check). {@code replyQueue} and {@code correlationId}
+     * are null when the broker never confirmed the publish: then nothing is owed to it. {@code replyLost}: the
+     * client's reply queue went with its connection, so answers sent after that could not come.
+     */
+    static final class QueueCopy {
+        /** The route name of every queue command. */
+        static final String ROUTE = "queue";
+
+        final int lane;
+        final long sentAtMs;
+        final long sentAtEpochMs;
+        final String phase;
+        final boolean hangUp;
+        final String replyQueue;
+        final String correlationId;
+        final String sendError;
+        private final List<Heard> heard = new ArrayList<>();
+        private volatile boolean replyLost;
+
+        QueueCopy(int lane, long sentAtMs, long sentAtEpochMs, String phase, boolean hangUp, String replyQueue,
+                String correlationId, String sendError) {
+            this.lane = lane;
+            this.replyQueue = replyQueue;
+            this.sentAtMs = sentAtMs;
+            this.sentAtEpochMs = sentAtEpochMs;
+            this.phase = phase;
+            this.hangUp = hangUp;
+            this.correlationId = correlationId;
+            this.sendError = sendError;
+        }
+
+        /** Takes the answers of {@code all} (every answer to the correlation id, in order) not heard yet. */
+        synchronized void heard(List<QueueAnswer> all, long atMs) {
+            for (int i = heard.size(); i < all.size(); i++) {
+                heard.add(Heard.of(all.get(i), Math.max(0, atMs - sentAtMs), atMs));
+            }
+        }
+
+        synchronized List<Heard> answers() {
+            return List.copyOf(heard);
+        }
+
+        void replyLost() {
+            replyLost = true;
+        }
+
+        boolean isReplyLost() {
+            return replyLost;
+        }
+
+        /**
+         * The copy as the checker's rules for every copy read it: its first final answer; else the entrance's
+         * giving it up (a 503, or a 409 request_in_progress, once its retries ran out); else the latest heard (a
+         * 202); else none.
+         */
+        synchronized Attempt attempt() {
+            Heard chosen = heard.stream().filter(h -> Answers.isFinal(h.answer())).findFirst()
+                    .or(() -> heard.stream().filter(h -> h.answer().status() != 202).findFirst())
+                    .orElse(heard.isEmpty() ? null : heard.get(heard.size() - 1));
+            Answer answer = chosen != null ? chosen.answer()
+                    : new Answer(0, null, null, null, null,
+                            sendError != null ? sendError : "no answer on the reply queue", 0);
+            long doneAtMs = chosen != null ? chosen.atMs() : sentAtMs;
+            return new Attempt(lane, ROUTE, -1, sentAtMs, phase, hangUp, answer,
+                    sentAtEpochMs + (doneAtMs - sentAtMs), this);
+        }
+    }
+
+    /**
+     * A queue answer as the harness heard it, {@code atMs}, and as an HTTP client would have had it: its status,
+     * body and replay flag, elapsed from the send until heard.
+     */
+    record Heard(QueueAnswer queueAnswer, Answer answer, long atMs) {
+
+        static Heard of(QueueAnswer queueAnswer, long elapsedMs, long atMs) {
+            return new Heard(queueAnswer, new Answer(queueAnswer.status(), QueueClient.JSON, queueAnswer.body(),
+                    queueAnswer.replayed() ? "true" : null, null, null, elapsedMs), atMs);
         }
     }
 
@@ -145,8 +269,8 @@ final class History {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
     }
 
-    synchronized Request newRequest(String merchant, int client, PayRequest intent) {
-        Request request = new Request(requests.size() + 1, merchant, client, intent);
+    synchronized Request newRequest(String merchant, int client, PayRequest intent, boolean byQueue) {
+        Request request = new Request(requests.size() + 1, merchant, client, intent, byQueue);
         requests.add(request);
         return request;
     }

@@ -11,12 +11,15 @@ import io.payonce.chaos.Books.PaymentRow;
 import io.payonce.chaos.Checker.Violation;
 import io.payonce.chaos.History.Attempt;
 import io.payonce.chaos.History.FaultWindow;
+import io.payonce.chaos.History.Heard;
+import io.payonce.chaos.History.QueueCopy;
 import io.payonce.chaos.History.Request;
 import io.payonce.support.PayClient;
 import io.payonce.support.PayClient.Ledger;
 
 /**
- * The summary of a run (requests, payments, faults injected by kind, answers by status, violations by name)
+ * The summary of a run (requests, queue commands, payments, faults injected by kind, answers by status,
+ * violations by name)
  * and, when something was violated, the seed and the whole history of the first violating request: every
  * copy and its answer, the order as clients saw it, the rows behind it, the channel's word, and the faults
  * around it.
@@ -43,16 +46,34 @@ final class Report {
 
         Map<String, Integer> phases = new TreeMap<>();
         Map<String, Integer> answers = new TreeMap<>();
+        Map<String, Integer> queueAnswers = new TreeMap<>();
         int copies = 0;
+        int commands = 0;
+        int queuedRequests = 0;
         for (Request request : requests) {
             for (Attempt attempt : request.attempts()) {
                 copies++;
                 phases.merge(attempt.phase(), 1, Integer::sum);
-                answers.merge(Answers.kind(attempt.answer(), attempt.hangUp()), 1, Integer::sum);
+                if (!attempt.byQueue()) {
+                    answers.merge(Answers.kind(attempt.answer(), attempt.hangUp()), 1, Integer::sum);
+                }
+            }
+            List<QueueCopy> queued = request.queueCopies();
+            commands += queued.size();
+            queuedRequests += queued.isEmpty() ? 0 : 1;
+            for (QueueCopy copy : queued) {
+                if (copy.correlationId == null) {
+                    queueAnswers.merge("not sent", 1, Integer::sum);
+                } else if (copy.answers().isEmpty()) {
+                    queueAnswers.merge("none", 1, Integer::sum);
+                }
+                copy.answers().forEach(h -> queueAnswers.merge(Answers.kind(h.answer(), false), 1, Integer::sum));
             }
         }
         out.append(String.format("  requests: %d (%s); copies sent: %d (%s)%n", requests.size(), counts(clients.styles()),
                 copies, counts(phases)));
+        out.append(String.format("  queue commands: %d, for %d requests; their answers: %s%n", commands, queuedRequests,
+                counts(queueAnswers)));
 
         Map<String, Integer> orderStatus = new TreeMap<>();
         for (OrderRow order : books.orders.values()) {
@@ -78,7 +99,7 @@ final class Report {
         if (!history.skipped().isEmpty()) {
             out.append("  faults skipped: ").append(counts(history.skipped())).append('\n');
         }
-        out.append("  answers: ").append(counts(answers)).append('\n');
+        out.append("  answers by HTTP: ").append(counts(answers)).append('\n');
         for (String note : notes) {
             out.append("  note: ").append(note).append('\n');
         }
@@ -115,6 +136,17 @@ final class Report {
                 out.append("      ").append(attempt).append('\n');
                 from = Math.min(from, attempt.sentAtMs());
                 to = Math.max(to, attempt.doneAtMs());
+                if (attempt.byQueue()) {
+                    QueueCopy copy = attempt.queued();
+                    out.append("          command ").append(copy.correlationId == null ? copy.sendError : copy.correlationId)
+                            .append(copy.isReplyLost() ? " (its reply queue lost)" : "").append('\n');
+                    for (Heard heard : copy.answers()) {
+                        out.append(String.format("          heard at %8.3f s: %s%s%n", heard.atMs() / 1000.0,
+                                Answers.describe(heard.answer()),
+                                heard.queueAnswer().code() == null ? "" : " (code " + heard.queueAnswer().code() + ")"));
+                        to = Math.max(to, heard.atMs());
+                    }
+                }
             }
             out.append("      the channel says: ").append(books.channelSays(requestKey)).append('\n');
             List<PaymentRow> rows = books.paymentsByRequest.getOrDefault(requestKey, List.of());
