@@ -22,6 +22,7 @@ import io.payonce.support.Answer;
 import io.payonce.support.AppProcess;
 import io.payonce.support.Await;
 import io.payonce.support.Concurrently;
+import io.payonce.support.Operations;
 import io.payonce.support.PayClient;
 import io.payonce.support.PayClient.Books;
 import io.payonce.support.PayRequest;
@@ -203,6 +204,19 @@ class QueueEntranceIT {
                 () -> queue.messageCount(DEAD) == deadBefore + sent.size());
         assertEquals(200, paid.status(), paid::toString);
         assertEquals(1, http.books(request.orderNo()).charges());
+    }
+
+    /** A reply queue that is gone: the broker returns the answer (mandatory), which is counted, not dropped unseen. */
+    @Test
+    void answerToAReplyQueueThatIsGone_isReturnedByTheBroker_andCounted() {
+        PayRequest request = http.newRequest();
+        double before = Operations.metricSum(app, "payonce_queue_replies_unroutable_total");
+
+        raw(queue.properties(request.token(), Map.of()).replyTo("gone-" + UUID.randomUUID()).build(), request.json());
+
+        Await.until("the returned answer to be counted", ANSWER_BOUND,
+                () -> Operations.metricSum(app, "payonce_queue_replies_unroutable_total") == before + 1);
+        assertEquals("PAID", http.books(request.orderNo()).orderStatus(), "the command itself was paid");
     }
 
     private static String send(PayRequest request) {

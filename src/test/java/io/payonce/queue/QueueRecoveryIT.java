@@ -115,7 +115,10 @@ class QueueRecoveryIT {
         channel.sandbox("ok", 0, 0);
     }
 
-    /** The broker's listener stopped and started again: every connection dropped, W's and the sender's. */
+    /**
+     * The broker's listener stopped and started again: every connection dropped, W's and the sender's; HTTP
+     * payments are served meanwhile and W stays ready.
+     */
     @Test
     @Order(2)
     void brokerListenerStoppedAndStarted_consumptionResumes_nothingLost() throws Exception {
@@ -130,6 +133,10 @@ class QueueRecoveryIT {
         broker.stopApp();
         Await.until("W's readiness to report the broker degraded", ANSWER_BOUND,
                 () -> brokerState().equals("degraded"));
+        // the HTTP entrance serves meanwhile, and the instance stays ready
+        PayRequest overHttp = http.newRequest();
+        assertEquals(200, http.pay(overHttp).status(), "an HTTP payment while the broker is down");
+        instances.worker().management().get("/q/health/ready").then().statusCode(200);
         Thread.sleep(OUTAGE.toMillis());
         broker.startApp();
         queue.close();
