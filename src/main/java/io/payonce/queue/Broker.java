@@ -48,12 +48,6 @@ public class Broker {
     private static final Logger LOG = Logger.getLogger(Broker.class);
     static final Duration RECONNECT = Duration.ofSeconds(2);
 
-    /** What a consumer is given: each delivery of a command, on the client's consumer thread. */
-    @FunctionalInterface
-    interface DeliveryHandler {
-        void accept(Delivery delivery);
-    }
-
     /** A message to publish to the default exchange. */
     record Outgoing(String routingKey, AMQP.BasicProperties properties, byte[] body) {
     }
@@ -72,7 +66,8 @@ public class Broker {
     /** Used on {@link #thread} only. */
     private Channel publishing;
     private volatile boolean closed;
-    private DeliveryHandler handler;
+    /** Given each delivery of a command, on the client's consumer thread. */
+    private Consumer<Delivery> handler;
 
     Broker(PayOnceConfig config, MeterRegistry meters,
             @ConfigProperty(name = "rabbitmq-host", defaultValue = "localhost") String host,
@@ -98,7 +93,7 @@ public class Broker {
     }
 
     /** Connects (now, and again until the broker answers) and consumes {@link Topology#PAY} with {@code handler}. */
-    void start(DeliveryHandler handler) {
+    void start(Consumer<Delivery> handler) {
         this.handler = handler;
         thread.execute(this::connect);
     }
@@ -250,9 +245,9 @@ public class Broker {
 
         private final Consumer<Delivery> handler;
 
-        PayConsumer(Channel channel, DeliveryHandler handler) {
+        PayConsumer(Channel channel, Consumer<Delivery> handler) {
             super(channel);
-            this.handler = handler::accept;
+            this.handler = handler;
         }
 
         @Override

@@ -79,6 +79,12 @@ public class Outbox {
 
     /** One answer owed to a reply queue. */
     record Answer(String replyTo, String correlationId, int status, String code, boolean replayed, String body) {
+
+        /** The answer of {@code status} and {@code body}, with the problem's {@code code} of a refusal. */
+        static Answer of(String replyTo, String correlationId, int status, boolean replayed, String body) {
+            return new Answer(replyTo, correlationId, status, status >= 400 ? Answers.codeOf(body) : null, replayed,
+                    body);
+        }
     }
 
     /** A claimed row, as it is to be sent. */
@@ -171,10 +177,8 @@ public class Outbox {
     /** A READY row's own answer; an AWAITING row's is its token's final answer, sent as a replay. */
     private static Answer answerOf(Row r) {
         if (AWAITING.equals(r.getString("state"))) {
-            int status = r.getInteger("response_status");
-            String body = r.getString("response_body");
-            return new Answer(r.getString("reply_to"), r.getString("correlation_id"), status,
-                    status >= 400 ? Answers.codeOf(body) : null, true, body);
+            return Answer.of(r.getString("reply_to"), r.getString("correlation_id"), r.getInteger("response_status"),
+                    true, r.getString("response_body"));
         }
         return new Answer(r.getString("reply_to"), r.getString("correlation_id"), r.getInteger("status"),
                 r.getString("code"), r.getInteger("replayed") != 0, r.getString("body"));

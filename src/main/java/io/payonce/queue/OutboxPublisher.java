@@ -58,8 +58,13 @@ public class OutboxPublisher {
                 .register(meters);
     }
 
+    /** Rounds on the interval, and the backlog read for the gauges on the same tick (not on every wake). */
     void start() {
-        vertx.setPeriodic(Math.max(10, interval.toMillis()), id -> wake());
+        vertx.setPeriodic(Math.max(10, interval.toMillis()), id -> {
+            wake();
+            outbox.backlog().subscribe().with(this::record,
+                    failure -> LOG.debugf("outbox backlog: %s", failure));
+        });
     }
 
     /** A round now, or right after the one under way. */
@@ -84,10 +89,10 @@ public class OutboxPublisher {
     /** One round; true when it sent a full batch (there may be more). */
     private Uni<Boolean> round() {
         if (!broker.connected()) {
-            return backlog().replaceWith(false);
+            return Uni.createFrom().item(false);
         }
         String claim = UUID.randomUUID().toString();
-        return outbox.claim(claim, LEASE, BATCH).flatMap(rows -> rows.isEmpty() ? backlog().replaceWith(false)
+        return outbox.claim(claim, LEASE, BATCH).flatMap(rows -> rows.isEmpty() ? Uni.createFrom().item(false)
                 : broker.publish(rows.stream().map(row -> Answers.message(row.answer())).toList(), true)
                         .flatMap(confirmed -> outbox.sent(claim))
                         .onFailure().call(failure -> {
@@ -95,16 +100,13 @@ public class OutboxPublisher {
                                     rows.size(), failure);
                             return outbox.release(claim);
                         })
-                        .flatMap(sent -> backlog())
                         .replaceWith(rows.size() >= BATCH));
     }
 
-    private Uni<Void> backlog() {
-        return outbox.backlog().invoke(backlog -> {
-            ready.set(backlog.ready());
-            awaiting.set(backlog.awaiting());
-            oldestReadyMillis.set(backlog.oldestReady().map(Duration::toMillis).orElse(0L));
-        }).replaceWithVoid();
+    private void record(Outbox.Backlog backlog) {
+        ready.set(backlog.ready());
+        awaiting.set(backlog.awaiting());
+        oldestReadyMillis.set(backlog.oldestReady().map(Duration::toMillis).orElse(0L));
     }
 
 }

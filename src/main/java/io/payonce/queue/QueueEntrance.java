@@ -178,9 +178,8 @@ public class QueueEntrance {
             return Uni.createFrom().item(Outcome.ANSWERED);
         }
         int status = reply.response().status();
-        Outbox.Answer answer = new Outbox.Answer(replyTo, delivery.properties().getCorrelationId(), status,
-                status >= 400 ? Answers.codeOf(reply.response().body()) : null, reply.replayed(),
-                reply.response().body());
+        Outbox.Answer answer = Outbox.Answer.of(replyTo, delivery.properties().getCorrelationId(), status,
+                reply.replayed(), reply.response().body());
         boolean interim = status == 202;
         return (interim ? outbox.oweInterim(command.merchantId(), command.token(), answer)
                 : outbox.owe(command.merchantId(), command.token(), answer))
@@ -208,8 +207,8 @@ public class QueueEntrance {
         Uni<Void> owed = Uni.createFrom().voidItem();
         if (replyTo != null) {
             String body = String.valueOf(refusal.getEntity());
-            owed = outbox.owe(null, null, new Outbox.Answer(replyTo, delivery.properties().getCorrelationId(),
-                    refusal.getStatus(), Answers.codeOf(body), false, body));
+            owed = outbox.owe(null, null, Outbox.Answer.of(replyTo, delivery.properties().getCorrelationId(),
+                    refusal.getStatus(), false, body));
         }
         return owed.invoke(() -> {
             delivery.deadLetter();
