@@ -33,6 +33,7 @@ import io.payonce.api.PayResponses.PaidBody;
 import io.payonce.api.PayResponses.ProcessingBody;
 import io.payonce.idempotency.IdempotencyKeyMissingException;
 import io.payonce.idempotency.InvalidIdempotencyTokenException;
+import io.payonce.idempotency.Reply;
 import io.payonce.payment.PayCommand;
 import io.payonce.payment.PayService;
 import io.smallrye.mutiny.Uni;
@@ -147,15 +148,18 @@ public class PayResource {
         PayCommand command = commands.read(merchants.require(headers), headers.getHeaderString(IDEMPOTENCY_KEY),
                 headers.getHeaderString(HttpHeaders.CONTENT_TYPE), body);
         boolean cacheMissed = Boolean.TRUE.equals(route.get(ReplayRoute.CACHE_MISSED));
-        return pay.pay(command, waitBound(headers), cacheMissed).map(reply -> {
-            Response.ResponseBuilder answer = Response.status(reply.response().status())
-                    .type(mediaType(reply.response().status()))
-                    .entity(reply.response().body());
-            if (reply.replayed()) {
-                answer.header(REPLAYED, "true");
-            }
-            return answer.build();
-        });
+        return pay.pay(command, waitBound(headers, waitBound), cacheMissed).map(PayResource::answer);
+    }
+
+    /** The gate's reply as HTTP: its stored status and body, marked when it is a replay. */
+    static Response answer(Reply reply) {
+        Response.ResponseBuilder answer = Response.status(reply.response().status())
+                .type(mediaType(reply.response().status()))
+                .entity(reply.response().body());
+        if (reply.replayed()) {
+            answer.header(REPLAYED, "true");
+        }
+        return answer.build();
     }
 
     /** Answers are JSON, refusals problem+json; a stored answer is replayed with the same type. */
@@ -202,7 +206,8 @@ public class PayResource {
         return out.toString();
     }
 
-    private Duration waitBound(HttpHeaders headers) {
+    /** The configured bound, or the shorter one a client asked for with {@code Prefer: wait=N}. */
+    static Duration waitBound(HttpHeaders headers, Duration waitBound) {
         String prefer = headers.getHeaderString("Prefer");
         if (prefer != null) {
             Matcher m = PREFER_WAIT.matcher(prefer);

@@ -17,6 +17,7 @@ import io.payonce.order.OrderConflictException;
 import io.payonce.order.OrderNotFoundException;
 import io.payonce.payment.PaymentNotFoundException;
 import io.payonce.idempotency.TemporarilyUnavailableException;
+import io.payonce.refund.RefundNotFoundException;
 import io.vertx.mysqlclient.MySQLException;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
@@ -63,6 +64,7 @@ public class ProblemMapper {
             case OrderNotFoundException x -> orderNotFound(x);
             case OrderConflictException x -> orderConflict(x);
             case PaymentNotFoundException x -> paymentNotFound(x);
+            case RefundNotFoundException x -> refundNotFound(x);
             case WebApplicationException x -> framework(x);
             default -> fault(e);
         };
@@ -121,6 +123,11 @@ public class ProblemMapper {
     @ServerExceptionMapper
     public Response paymentNotFound(PaymentNotFoundException e) {
         return problems.response(404, "payment_not_found", "Payment not found", e.getMessage());
+    }
+
+    @ServerExceptionMapper
+    public Response refundNotFound(RefundNotFoundException e) {
+        return problems.response(404, "refund_not_found", "Refund not found", e.getMessage());
     }
 
     /** Routing and negotiation refusals of the framework, in the same shape. */

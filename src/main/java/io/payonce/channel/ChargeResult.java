@@ -1,6 +1,9 @@
 package io.payonce.channel;
 
-/** What the channel said of a charge (to a charge, a query or a close), or what follows when it said nothing clear. */
+/**
+ * What the channel said of a charge or a refund (to the call, a query or a close), or what follows when it
+ * said nothing clear. For a refund, "charged" reads "refunded" and the transaction id is the refund's.
+ */
 public sealed interface ChargeResult {
 
     /** The channel charged the money under this transaction id (null when the id it gave was unusable). */

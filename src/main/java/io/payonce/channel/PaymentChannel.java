@@ -38,8 +38,9 @@ import io.quarkus.tls.TlsConfigurationRegistry;
 import io.smallrye.mutiny.Uni;
 
 /**
- * The client of the payment channel. Every call carries the payment's own {@code request_no}; a query
- * or a retry reuses it, so the channel can never charge one request twice.
+ * The client of the payment channel. Every call carries the payment's own {@code request_no} (a refund's
+ * own {@code refund_no}); a query or a retry reuses it, so the channel can never charge one request, or
+ * refund one refund, twice.
  */
 @ApplicationScoped
 public class PaymentChannel {
@@ -85,9 +86,25 @@ public class PaymentChannel {
         }
     }
 
-    /** The calls, as the timer's {@code call} tag names them. */
+    /** The calls, as the timer's {@code call} tag names them, each with the words its answers use. */
     private enum Call {
-        CHARGE, QUERY, CLOSE
+        CHARGE(Words.CHARGES), QUERY(Words.CHARGES), CLOSE(Words.CHARGES),
+        REFUND(Words.REFUNDS), REFUND_QUERY(Words.REFUNDS), REFUND_CLOSE(Words.REFUNDS);
+
+        final Words words;
+
+        Call(Words words) {
+            this.words = words;
+        }
+    }
+
+    /**
+     * How the channel names, for charges or for refunds, the id of what it did and the codes that say a
+     * number never arrived or cannot be closed because it succeeded.
+     */
+    private record Words(String id, String notFound, String succeeded) {
+        static final Words CHARGES = new Words("txn_id", "charge_not_found", "charge_succeeded");
+        static final Words REFUNDS = new Words("refund_id", "refund_not_found", "refund_succeeded");
     }
 
     /**
@@ -117,12 +134,28 @@ public class PaymentChannel {
         return call(Call.CLOSE, () -> api().close(merchantId, requestNo));
     }
 
+    /** Sends the refund; the channel's idempotency makes sending the same number again safe. */
+    public Uni<ChargeResult> refund(String merchantId, String orderNo, String refundNo, long amount, String currency) {
+        return call(Call.REFUND, () -> api().refund(merchantId,
+                new ChannelApi.RefundRequest(merchantId, orderNo, refundNo, amount, currency)));
+    }
+
+    /** Asks what became of the refund number; never refunds. */
+    public Uni<ChargeResult> queryRefund(String merchantId, String refundNo) {
+        return call(Call.REFUND_QUERY, () -> api().queryRefund(merchantId, refundNo));
+    }
+
+    /** Closes the refund number: {@link ChargeResult.Closed}, or {@link ChargeResult.Succeeded} when it was refunded. */
+    public Uni<ChargeResult> closeRefund(String merchantId, String refundNo) {
+        return call(Call.REFUND_CLOSE, () -> api().closeRefund(merchantId, refundNo));
+    }
+
     private Uni<ChargeResult> call(Call call, Supplier<Uni<? extends Response>> request) {
         return Uni.createFrom().deferred(() -> {
             Timer.Sample sample = Timer.start();
             return Uni.createFrom().deferred(request)
                     .ifNoItem().after(config.channel().timeout()).fail()
-                    .map(this::told)
+                    .map(response -> told(response, call.words))
                     .onFailure().recoverWithItem(PaymentChannel::unanswered)
                     .invoke(result -> sample.stop(calls.get(call).get(outcome(result))));
         });
@@ -139,16 +172,16 @@ public class PaymentChannel {
      * well-formed body with the status that goes with it, or an error with the channel's code. Anything
      * else (a proxy's 404 or error page, a wrong path, a 5xx) says nothing, and so may hide a charge.
      */
-    private ChargeResult told(Response response) {
+    private ChargeResult told(Response response, Words words) {
         JsonNode body = body(response);
         int status = response.getStatus();
         String state = body == null ? null : text(body, "status");
         String code = body == null ? null : text(body, "code");
         if (status == 200 && "SUCCEEDED".equals(state)) {
-            return new ChargeResult.Succeeded(txnId(body));
+            return new ChargeResult.Succeeded(txnId(body, words));
         }
         if (status == 200 && "DECLINED".equals(state)) {
-            return new ChargeResult.Declined(txnId(body));
+            return new ChargeResult.Declined(txnId(body, words));
         }
         if ((status == 200 || status == 202) && "PENDING".equals(state)) {
             return new ChargeResult.Pending();
@@ -156,11 +189,11 @@ public class PaymentChannel {
         if (status == 200 && "CLOSED".equals(state)) {
             return new ChargeResult.Closed();
         }
-        if (status == 404 && "charge_not_found".equals(code)) {
+        if (status == 404 && words.notFound().equals(code)) {
             return new ChargeResult.NotFound();
         }
-        if (status == 409 && "charge_succeeded".equals(code)) {
-            return new ChargeResult.Succeeded(txnId(body));
+        if (status == 409 && words.succeeded().equals(code)) {
+            return new ChargeResult.Succeeded(txnId(body, words));
         }
         if (status == 503 && "not_accepted".equals(code)) {
             return new ChargeResult.NotAccepted("channel refused before accepting");
@@ -191,8 +224,8 @@ public class PaymentChannel {
      * not printable ASCII): the outcome is the channel's word and settles the payment either way, so an
      * unusable id must not keep a charged payment unsettled.
      */
-    private static String txnId(JsonNode body) {
-        String id = text(body, "txn_id");
+    private static String txnId(JsonNode body, Words words) {
+        String id = text(body, words.id());
         if (id == null || TXN_ID.matcher(id).matches()) {
             return id;
         }

@@ -13,14 +13,24 @@ import java.util.HexFormat;
 public final class Fingerprint {
 
     private static final String VERSION = "payonce-fp-v1";
+    /** A refund's form starts apart from a payment's, so no refund can ever share a payment's fingerprint. */
+    private static final String REFUND_VERSION = "payonce-refund-fp-v1";
 
     private Fingerprint() {
     }
 
     /** {@code currency} may be null (not given in the request): it is then the empty field. */
     public static String of(String merchantId, String orderNo, String requestNo, long amount, String currency) {
-        String canonical = String.join("\n", VERSION, merchantId, orderNo, requestNo, Long.toString(amount),
-                currency == null ? "" : currency);
+        return digest(VERSION, merchantId, orderNo, requestNo, Long.toString(amount), currency == null ? "" : currency);
+    }
+
+    /** A refund's: merchant, order, refund number and amount. */
+    public static String ofRefund(String merchantId, String orderNo, String refundNo, long amount) {
+        return digest(REFUND_VERSION, merchantId, orderNo, refundNo, Long.toString(amount));
+    }
+
+    private static String digest(String... fields) {
+        String canonical = String.join("\n", fields);
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(canonical.getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(digest);

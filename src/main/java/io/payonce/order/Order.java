@@ -5,7 +5,7 @@ import java.time.Instant;
 import io.payonce.database.UtcTime;
 import io.vertx.mutiny.sqlclient.Row;
 
-/** One merchant order, as stored. */
+/** One merchant order, as stored; {@code refundedAmount} is what refunds that succeeded gave back. */
 public record Order(
         long id,
         String merchantId,
@@ -15,9 +15,10 @@ public record Order(
         OrderStatus status,
         int version,
         Instant createdAt,
-        Instant updatedAt) {
+        Instant updatedAt,
+        long refundedAmount) {
 
-    static final String COLUMNS = "id, merchant_id, order_no, amount, currency, status, version, created_at, updated_at";
+    static final String COLUMNS = "id, merchant_id, order_no, amount, currency, status, version, created_at, updated_at, refunded_amount";
 
     static Order from(Row row) {
         return new Order(
@@ -29,7 +30,8 @@ public record Order(
                 OrderStatus.valueOf(row.getString("status")),
                 row.getInteger("version"),
                 UtcTime.fromColumn(row.getLocalDateTime("created_at")),
-                UtcTime.fromColumn(row.getLocalDateTime("updated_at")));
+                UtcTime.fromColumn(row.getLocalDateTime("updated_at")),
+                row.getLong("refunded_amount"));
     }
 
     /** True when another create request names the same order, so it is answered as a repeat. */
@@ -39,6 +41,6 @@ public record Order(
 
     /** The order as a successful transition to {@code next} leaves it (one version further). */
     public Order movedTo(OrderStatus next, Instant now) {
-        return new Order(id, merchantId, orderNo, amount, currency, next, version + 1, createdAt, now);
+        return new Order(id, merchantId, orderNo, amount, currency, next, version + 1, createdAt, now, refundedAmount);
     }
 }

@@ -2,6 +2,7 @@ package io.payonce.order;
 
 import java.time.Instant;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -27,6 +28,40 @@ public class OrderRepository {
     private static final String TRANSITION = """
             UPDATE orders SET status = ?, version = version + 1, updated_at = ?
             WHERE id = ? AND status = ? AND version = ?""";
+
+    /**
+     * Reserves a refund's amount on a refundable order, bounded in SQL so that what refunds that succeeded
+     * gave back plus what refunds in flight may give back never exceeds what was paid. It names no version:
+     * concurrent refunds that fit all pass, and only the amount refuses one.
+     */
+    private static final String RESERVE = """
+            UPDATE orders SET reserved_amount = reserved_amount + ?
+            WHERE id = ? AND status IN (?, ?) AND refunded_amount + reserved_amount + ? <= amount""";
+
+    /** A refund the channel's word says did not happen gives its reservation back. */
+    private static final String RELEASE = """
+            UPDATE orders SET reserved_amount = reserved_amount - ?
+            WHERE merchant_id = ? AND order_no = ? AND reserved_amount >= ?""";
+
+    /**
+     * A refund that succeeded moves its reservation to the refunded amount and the order forward, to REFUNDED
+     * once nothing is left to refund. Assignments run left to right (or all on the old values, under MariaDB's
+     * SIMULTANEOUS_ASSIGNMENT): either way the status is decided on the refunded amount before this refund.
+     */
+    private static final String REFUND_SUCCEEDED = """
+            UPDATE orders SET status = CASE WHEN refunded_amount + ? >= amount THEN ? ELSE ? END,
+                refunded_amount = refunded_amount + ?, reserved_amount = reserved_amount - ?,
+                version = version + 1, updated_at = ?
+            WHERE merchant_id = ? AND order_no = ? AND status IN (?, ?) AND reserved_amount >= ?""";
+
+    /**
+     * The states a refund moves an order from, as the statements bind them: each move it makes from them
+     * (to PARTIALLY_REFUNDED or REFUNDED) is checked against the machine when the class loads.
+     */
+    private static final String[] REFUNDABLE = OrderStatus.REFUNDABLE.stream()
+            .peek(from -> Stream.of(OrderStatus.REFUNDED, OrderStatus.PARTIALLY_REFUNDED)
+                    .forEach(to -> OrderStatus.MACHINE.move(from, to)))
+            .map(OrderStatus::name).toArray(String[]::new);
 
     private final Pool pool;
 
@@ -59,6 +94,34 @@ public class OrderRepository {
         Transition<OrderStatus> move = OrderStatus.MACHINE.move(from, to);
         return client.preparedQuery(TRANSITION)
                 .execute(Tuple.of(move.to().name(), UtcTime.toColumn(now), order.id(), move.from().name(), order.version()))
+                .map(rows -> rows.rowCount() == 1);
+    }
+
+    /**
+     * Reserves {@code amount} for a refund in flight (see {@link #RESERVE}); false when the order is not
+     * refundable or the amount does not fit.
+     */
+    public Uni<Boolean> reserve(SqlClient tx, Order order, long amount) {
+        return tx.preparedQuery(RESERVE)
+                .execute(Tuple.of(amount, order.id(), REFUNDABLE[0], REFUNDABLE[1], amount))
+                .map(rows -> rows.rowCount() == 1);
+    }
+
+    /** Gives back a refund's reservation; false when there was none that large (never, while the books hold). */
+    public Uni<Boolean> release(SqlClient tx, String merchantId, String orderNo, long amount) {
+        return tx.preparedQuery(RELEASE).execute(Tuple.of(amount, merchantId, orderNo, amount))
+                .map(rows -> rows.rowCount() == 1);
+    }
+
+    /**
+     * Books a refund that succeeded (see {@link #REFUND_SUCCEEDED}); false when the order had no such
+     * reservation or was not refundable (never, while the books hold).
+     */
+    public Uni<Boolean> refundSucceeded(SqlClient tx, String merchantId, String orderNo, long amount, Instant now) {
+        return tx.preparedQuery(REFUND_SUCCEEDED)
+                .execute(Tuple.from(new Object[] { amount, OrderStatus.REFUNDED.name(),
+                        OrderStatus.PARTIALLY_REFUNDED.name(), amount, amount, UtcTime.toColumn(now), merchantId,
+                        orderNo, REFUNDABLE[0], REFUNDABLE[1], amount }))
                 .map(rows -> rows.rowCount() == 1);
     }
 

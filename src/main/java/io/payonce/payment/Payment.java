@@ -5,7 +5,11 @@ import java.time.Instant;
 import io.payonce.database.UtcTime;
 import io.vertx.mutiny.sqlclient.Row;
 
-/** One payment attempt under one merchant request number. */
+/**
+ * One movement of money at the channel under one merchant number: a payment attempt ({@link PaymentKind#CHARGE},
+ * {@code requestNo} its request number) or a refund ({@link PaymentKind#REFUND}, {@code requestNo} its refund
+ * number).
+ */
 public record Payment(
         long id,
         String merchantId,
@@ -20,10 +24,11 @@ public record Payment(
         Instant createdAt,
         Instant updatedAt,
         int reconcileAttempts,
-        int epoch) {
+        int epoch,
+        PaymentKind kind) {
 
     static final String COLUMNS = "id, merchant_id, request_no, order_no, token, amount, currency, status, failure, "
-            + "channel_txn_id, created_at, updated_at, reconcile_attempts, epoch";
+            + "channel_txn_id, created_at, updated_at, reconcile_attempts, epoch, kind";
 
     static Payment from(Row row) {
         return new Payment(
@@ -40,6 +45,7 @@ public record Payment(
                 UtcTime.fromColumn(row.getLocalDateTime("created_at")),
                 UtcTime.fromColumn(row.getLocalDateTime("updated_at")),
                 row.getInteger("reconcile_attempts"),
-                row.getInteger("epoch"));
+                row.getInteger("epoch"),
+                PaymentKind.valueOf(row.getString("kind")));
     }
 }

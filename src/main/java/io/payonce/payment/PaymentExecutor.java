@@ -130,11 +130,16 @@ public class PaymentExecutor {
     private record Undo(Held held, String reason) implements Step {
     }
 
-    /** Nobody can tell yet whether the channel charged: the request is answered 202. */
-    private record Processing(String orderNo, String requestNo, Optional<Held> held) implements Step {
+    /** Nobody can tell yet whether the channel charged (or refunded): the request is answered 202. */
+    private record Processing(PaymentKind kind, String orderNo, String requestNo, Optional<Held> held) implements Step {
 
         static Processing of(Held held) {
-            return new Processing(held.payment().orderNo(), held.payment().requestNo(), Optional.of(held));
+            Payment p = held.payment();
+            return new Processing(p.kind(), p.orderNo(), p.requestNo(), Optional.of(held));
+        }
+
+        static Processing of(Opening opening) {
+            return new Processing(opening.kind(), opening.orderNo(), opening.number(), Optional.empty());
         }
     }
 
@@ -147,7 +152,7 @@ public class PaymentExecutor {
     }
 
     /** A layer refused the request after the claim, and the opening rolled back: store that answer. */
-    private record Refused(PayCommand cmd, TokenClaim claim, PayOutcome outcome) implements Step {
+    private record Refused(Opening opening, TokenClaim claim, PayOutcome outcome) implements Step {
     }
 
     /**
@@ -155,8 +160,16 @@ public class PaymentExecutor {
      * its insert was given (a copy of the request may have opened a record of its own since, under the same
      * first-claim epoch, had this opening rolled back).
      */
-    private record LookAgain(PayCommand cmd, Ownership owner, long paymentId, long sinceNanos,
+    private record LookAgain(Opening opening, Ownership owner, long paymentId, long sinceNanos,
             Database.CommitUnknownException unknown) implements Step {
+    }
+
+    /** What an opening is for: a charge or a refund, of whose order, under which number, with which token. */
+    private record Opening(PaymentKind kind, String merchantId, String token, String orderNo, String number) {
+
+        static Opening of(PayCommand cmd) {
+            return new Opening(PaymentKind.CHARGE, cmd.merchantId(), cmd.token(), cmd.orderNo(), cmd.requestNo());
+        }
     }
 
     /** How a run ends. */
@@ -199,10 +212,25 @@ public class PaymentExecutor {
      * {@link Processing}, never a retryable error.
      */
     public Uni<OwnerAnswer> execute(PayCommand cmd, TokenClaim claim) {
-        return open(cmd, claim).flatMap(this::run).map(end -> switch (end) {
+        return answered(open(cmd, claim), cmd.requestNo());
+    }
+
+    /**
+     * Refunds {@code amount} of a paid order as the owner of its token's claim, on the same terms as
+     * {@link #execute}: the claim, the refund's record and the reservation of its amount on the order in one
+     * transaction, then the channel's refund call with {@code refundNo}, then the same phases as a charge's.
+     */
+    public Uni<OwnerAnswer> refund(String merchantId, String token, String orderNo, String refundNo, long amount,
+            TokenClaim claim) {
+        Opening opening = new Opening(PaymentKind.REFUND, merchantId, token, orderNo, refundNo);
+        return answered(openRefund(opening, amount, claim), refundNo);
+    }
+
+    private Uni<OwnerAnswer> answered(Uni<Step> opened, String number) {
+        return opened.flatMap(this::run).map(end -> switch (end) {
             case Answer answer -> answer.answer();
             case Settled settled -> OwnerAnswer.stored(settled.settled().response());
-            case Postponed postponed -> throw new IllegalStateException("a request's run postponed " + cmd.requestNo());
+            case Postponed postponed -> throw new IllegalStateException("a request's run postponed " + number);
         });
     }
 
@@ -247,7 +275,7 @@ public class PaymentExecutor {
             case Processing processing -> processing(processing);
             case Postpone postpone -> postpone(postpone.held(), postpone.word());
             case Lost lost -> lost(lost.held());
-            case Refused refused -> answerRefusal(refused.cmd(), refused.claim(), refused.outcome());
+            case Refused refused -> answerRefusal(refused.opening(), refused.claim(), refused.outcome());
             case LookAgain again -> lookAgain(again);
             case End end -> Uni.createFrom().item(end);
         };
@@ -260,6 +288,7 @@ public class PaymentExecutor {
      * read takes no lock and changes nothing, so it is harmless whatever happens to the claim.
      */
     private Uni<Step> open(PayCommand cmd, TokenClaim claim) {
+        Opening opening = Opening.of(cmd);
         long since = System.nanoTime();
         AtomicReference<Ownership> claimed = new AtomicReference<>();
         AtomicLong inserted = new AtomicLong();
@@ -270,16 +299,88 @@ public class PaymentExecutor {
                     return order;
                 })
                 .flatMap(order -> openWith(tx, cmd, claimed.get(), order, since, inserted)))
-                .onFailure(Stop.class).recoverWithItem(stop -> new Refused(cmd, claim, ((Stop) stop).outcome))
+                .onFailure(Stop.class).recoverWithItem(stop -> new Refused(opening, claim, ((Stop) stop).outcome))
                 .onFailure(MysqlErrors::isDuplicateKey)
-                .recoverWithUni(dup -> requestNoTaken(cmd).map(outcome -> (Step) new Refused(cmd, claim, outcome)))
-                .onFailure(Database.CommitUnknownException.class).recoverWithItem(unknown -> {
-                    LOG.warnf("the opening commit of %s went unanswered", cmd.requestNo());
-                    return new LookAgain(cmd, claimed.get(), inserted.get(), since,
-                            (Database.CommitUnknownException) unknown);
-                })
+                .recoverWithUni(dup -> numberTaken(opening).map(outcome -> (Step) new Refused(opening, claim, outcome)))
+                .onFailure(Database.CommitUnknownException.class).recoverWithItem(unknown -> lookAgainAfter(
+                        opening, claimed.get(), inserted.get(), since, unknown))
                 .onFailure(e -> !(e instanceof TokenTakenException))
                 .transform(e -> new TemporarilyUnavailableException("database unavailable before the charge", e));
+    }
+
+    /**
+     * Open a refund: the claim, layer 2 (the refund's record, unique per refund number) and the reservation of
+     * its amount on the order, in one transaction. The reservation names no version (see
+     * {@link OrderRepository#reserve}): refunds racing on one order all pass while they fit, and a deadlock
+     * or a Galera conflict runs the whole transaction again ({@link Database#inTransaction}). A refusal rolls
+     * everything back and is answered as a payment's refusals are; an unknown order's answer is stored in
+     * the same transaction.
+     */
+    private Uni<Step> openRefund(Opening opening, long amount, TokenClaim claim) {
+        long since = System.nanoTime();
+        AtomicReference<Ownership> claimed = new AtomicReference<>();
+        AtomicLong inserted = new AtomicLong();
+        return db.inTransaction(tx -> Uni.combine().all()
+                .unis(tokens.claimIn(tx, opening.merchantId(), claim), orders.find(tx, opening.merchantId(),
+                        opening.orderNo()))
+                .with((owner, order) -> {
+                    claimed.set(owner);
+                    return order;
+                })
+                .flatMap(order -> order.isEmpty()
+                        ? answerIn(tx, claimed.get(), new PayOutcome.RefundOrderNotFound(opening.orderNo(), opening.number()))
+                        : reserveRefund(tx, opening, amount, claimed.get(), order.get(), since, inserted)))
+                .onFailure(Stop.class).recoverWithItem(stop -> new Refused(opening, claim, ((Stop) stop).outcome))
+                .onFailure(MysqlErrors::isDuplicateKey)
+                .recoverWithUni(dup -> numberTaken(opening).map(outcome -> (Step) new Refused(opening, claim, outcome)))
+                .onFailure(RefundDoesNotFit.class).recoverWithUni(misfit -> db.bounded(orders.find(opening.merchantId(),
+                        opening.orderNo())).map(order -> (Step) new Refused(opening, claim, order
+                                .filter(o -> OrderStatus.REFUNDABLE.contains(o.status()))
+                                .<PayOutcome>map(o -> new PayOutcome.RefundExceedsPayment(opening.orderNo(), opening.number()))
+                                .orElseGet(() -> new PayOutcome.OrderNotRefundable(opening.orderNo(), opening.number())))))
+                .onFailure(Database.CommitUnknownException.class).recoverWithItem(unknown -> lookAgainAfter(
+                        opening, claimed.get(), inserted.get(), since, unknown))
+                .onFailure(e -> !(e instanceof TokenTakenException))
+                .transform(e -> new TemporarilyUnavailableException("database unavailable before the refund", e));
+    }
+
+    /**
+     * The refund's record, then its reservation. An order read as not refundable is refused at once; one whose
+     * reservation fails is looked at again after the rollback ({@link RefundDoesNotFit}), since the read took
+     * no lock and only the reservation's statement saw the order as it is: refundable then, the amount did
+     * not fit.
+     */
+    private Uni<Step> reserveRefund(SqlClient tx, Opening opening, long amount, Ownership owner, Order order,
+            long since, AtomicLong inserted) {
+        if (!OrderStatus.REFUNDABLE.contains(order.status())) {
+            return Uni.createFrom().failure(new Stop(new PayOutcome.OrderNotRefundable(opening.orderNo(),
+                    opening.number())));
+        }
+        return payments.insert(tx, PaymentKind.REFUND, opening.merchantId(), opening.number(), opening.orderNo(),
+                opening.token(), amount, order.currency(), lease, owner.epoch())
+                .invoke(inserted::set)
+                .flatMap(refundId -> orders.reserve(tx, order, amount).map(reserved -> {
+                    if (!reserved) {
+                        throw new RefundDoesNotFit();
+                    }
+                    Payment refund = new Payment(refundId, opening.merchantId(), opening.number(), opening.orderNo(),
+                            opening.token(), amount, order.currency(), PaymentStatus.PROCESSING, null, null, null, null,
+                            0, owner.epoch(), PaymentKind.REFUND);
+                    return new Charge(new Held(refund, owner.epoch(), true, Optional.of(owner), Optional.of(order),
+                            since, lease, Duration.ZERO));
+                }));
+    }
+
+    /** The reservation did not fit: rolled back, and answered once the order is read again. */
+    private static final class RefundDoesNotFit extends RuntimeException {
+        RefundDoesNotFit() {
+            super(null, null, false, false);
+        }
+    }
+
+    private Step lookAgainAfter(Opening opening, Ownership owner, long inserted, long since, Throwable unknown) {
+        LOG.warnf("the opening commit of %s went unanswered", opening.number());
+        return new LookAgain(opening, owner, inserted, since, (Database.CommitUnknownException) unknown);
     }
 
     /**
@@ -297,7 +398,7 @@ public class PaymentExecutor {
         if (order.amount() != cmd.amount() || (cmd.currency() != null && !cmd.currency().equals(order.currency()))) {
             return answerIn(tx, owner, new PayOutcome.AmountMismatch(cmd.orderNo(), cmd.requestNo()));
         }
-        return payments.insert(tx, cmd.merchantId(), cmd.requestNo(), cmd.orderNo(), cmd.token(),
+        return payments.insert(tx, PaymentKind.CHARGE, cmd.merchantId(), cmd.requestNo(), cmd.orderNo(), cmd.token(),
                 order.amount(), order.currency(), lease, owner.epoch())
                 .invoke(inserted::set)
                 .flatMap(paymentId -> orders.transition(tx, order, OrderStatus.PENDING, OrderStatus.PAYING, UtcTime.now())
@@ -316,7 +417,7 @@ public class PaymentExecutor {
     /** The record the opening inserted, as the phases after it need it. */
     private static Payment opened(long id, PayCommand cmd, Order order, int epoch) {
         return new Payment(id, cmd.merchantId(), cmd.requestNo(), cmd.orderNo(), cmd.token(), order.amount(),
-                order.currency(), PaymentStatus.PROCESSING, null, null, null, null, 0, epoch);
+                order.currency(), PaymentStatus.PROCESSING, null, null, null, null, 0, epoch, PaymentKind.CHARGE);
     }
 
     /** Rolls the opening transaction back with an outcome to answer. */
@@ -339,13 +440,17 @@ public class PaymentExecutor {
      * The unique index refused the record: this token's own earlier attempt (cut short before its answer was
      * stored), or another request's, final once that one is settled.
      */
-    private Uni<PayOutcome> requestNoTaken(PayCommand cmd) {
+    private Uni<PayOutcome> numberTaken(Opening opening) {
         metrics.stopped(Layer.UNIQUE_INDEX);
-        return db.bounded(payments.find(cmd.merchantId(), cmd.requestNo())).map(existing -> existing
-                .filter(payment -> cmd.token().equals(payment.token()))
-                .map(Settlement::outcomeOf)
-                .orElseGet(() -> new PayOutcome.RequestNoConflict(cmd.orderNo(), cmd.requestNo(), existing
-                        .map(holder -> holder.status() != PaymentStatus.PROCESSING).orElse(false))));
+        return db.bounded(payments.find(opening.kind(), opening.merchantId(), opening.number())).map(existing -> {
+            if (existing.isPresent() && opening.token().equals(existing.get().token())) {
+                return Settlement.outcomeOf(existing.get());
+            }
+            boolean holderSettled = existing.map(holder -> holder.status() != PaymentStatus.PROCESSING).orElse(false);
+            return opening.kind() == PaymentKind.CHARGE
+                    ? new PayOutcome.RequestNoConflict(opening.orderNo(), opening.number(), holderSettled)
+                    : new PayOutcome.RefundNoConflict(opening.orderNo(), opening.number(), holderSettled);
+        });
     }
 
     /**
@@ -354,12 +459,12 @@ public class PaymentExecutor {
      * claimed it meanwhile, {@link TokenTakenException}: its answer is then the one); one that is not final
      * is answered without claiming anything, so the token stays free and a retry decides again.
      */
-    private Uni<Step> answerRefusal(PayCommand cmd, TokenClaim claim, PayOutcome outcome) {
+    private Uni<Step> answerRefusal(Opening opening, TokenClaim claim, PayOutcome outcome) {
         StoredResponse response = renderer.render(outcome);
         if (!outcome.isFinal()) {
             return Uni.createFrom().item(new Answer(OwnerAnswer.unstored(response)));
         }
-        return db.inTransaction(tx -> tokens.claimIn(tx, cmd.merchantId(), claim)
+        return db.inTransaction(tx -> tokens.claimIn(tx, opening.merchantId(), claim)
                 .flatMap(owner -> tokens.complete(tx, owner, response)))
                 .replaceWith((Step) new Answer(response))
                 .onFailure(e -> !(e instanceof TokenTakenException))
@@ -375,14 +480,15 @@ public class PaymentExecutor {
      * opened.
      */
     private Uni<Step> lookAgain(LookAgain again) {
-        PayCommand cmd = again.cmd();
-        return db.resolve(again.unknown(), conn -> payments.find(conn, cmd.merchantId(), cmd.requestNo()))
+        Opening opening = again.opening();
+        return db.resolve(again.unknown(), conn -> payments.find(conn, opening.kind(), opening.merchantId(),
+                opening.number()))
                 .flatMap(resolved -> {
                     if (resolved.isEmpty()) {
-                        LOG.warnf("the opening commit of %s is still in doubt: answered as processing", cmd.requestNo());
-                        return Uni.createFrom().item((Step) new Processing(cmd.orderNo(), cmd.requestNo(), Optional.empty()));
+                        LOG.warnf("the opening commit of %s is still in doubt: answered as processing", opening.number());
+                        return Uni.createFrom().item((Step) Processing.of(opening));
                     }
-                    Optional<Payment> ofThisRequest = resolved.get().filter(p -> cmd.token().equals(p.token()));
+                    Optional<Payment> ofThisRequest = resolved.get().filter(p -> opening.token().equals(p.token()));
                     if (ofThisRequest.isEmpty()) {
                         // nothing of this request's: the opening rolled back, and nothing can be charged under it
                         return Uni.createFrom().failure(
@@ -396,14 +502,18 @@ public class PaymentExecutor {
                         // another copy's record (this opening rolled back), taken over, or settled: its answer
                         return Uni.createFrom().item((Step) new Lost(held));
                     }
-                    return db.bounded(orders.find(cmd.merchantId(), cmd.orderNo())).map(order -> order
+                    if (opening.kind() == PaymentKind.REFUND) {
+                        // its reservation committed with it; the order moves only when the refund settles
+                        return Uni.createFrom().item((Step) new Charge(held));
+                    }
+                    return db.bounded(orders.find(opening.merchantId(), opening.orderNo())).map(order -> order
                             .filter(o -> o.status() == OrderStatus.PAYING)
                             .<Step>map(o -> new Charge(new Held(payment, held.epoch(), true, held.ownership(),
                                     Optional.of(o), held.sinceNanos(), lease, Duration.ZERO)))
                             .orElseGet(() -> new Lost(held)));
                 })
                 .onFailure(e -> !(e instanceof TemporarilyUnavailableException))
-                .recoverWithItem(new Processing(cmd.orderNo(), cmd.requestNo(), Optional.empty()));
+                .recoverWithItem(Processing.of(opening));
     }
 
     /**
@@ -418,8 +528,10 @@ public class PaymentExecutor {
                 return Uni.createFrom().item((Step) new Lost(held));
             }
             Payment p = held.payment();
-            return channel.charge(p.merchantId(), p.orderNo(), p.requestNo(), p.amount(), p.currency())
-                    .map(word -> afterCharge(held, word));
+            Uni<ChargeResult> sent = p.kind() == PaymentKind.CHARGE
+                    ? channel.charge(p.merchantId(), p.orderNo(), p.requestNo(), p.amount(), p.currency())
+                    : channel.refund(p.merchantId(), p.orderNo(), p.requestNo(), p.amount(), p.currency());
+            return sent.map(word -> afterCharge(held, word));
         });
     }
 
@@ -446,7 +558,9 @@ public class PaymentExecutor {
      */
     private Uni<Step> query(Held held, boolean overdue) {
         Payment p = held.payment();
-        return channel.query(p.merchantId(), p.requestNo()).map(told -> {
+        Uni<ChargeResult> asked = p.kind() == PaymentKind.CHARGE ? channel.query(p.merchantId(), p.requestNo())
+                : channel.queryRefund(p.merchantId(), p.requestNo());
+        return asked.map(told -> {
             if (told.isFinal()) {
                 return new Settle(held, told);
             }
@@ -462,8 +576,10 @@ public class PaymentExecutor {
     }
 
     private Uni<Step> close(Held held) {
-        return channel.close(held.payment().merchantId(), held.payment().requestNo())
-                .map(word -> word.isFinal() ? new Settle(held, word) : new Postpone(held, word));
+        Payment p = held.payment();
+        Uni<ChargeResult> closed = p.kind() == PaymentKind.CHARGE ? channel.close(p.merchantId(), p.requestNo())
+                : channel.closeRefund(p.merchantId(), p.requestNo());
+        return closed.map(word -> word.isFinal() ? new Settle(held, word) : new Postpone(held, word));
     }
 
     /**
@@ -490,10 +606,14 @@ public class PaymentExecutor {
      */
     private Uni<Step> undo(Held held, String reason) {
         Ownership owner = held.ownership().orElseThrow();
-        Order order = held.order().orElseThrow();
-        return db.inTransaction(tx -> payments.deleteUnaccepted(tx, held.payment().id(), held.epoch())
+        Payment p = held.payment();
+        return db.inTransaction(tx -> payments.deleteUnaccepted(tx, p.id(), held.epoch())
                 .flatMap(deleted -> !deleted ? Uni.createFrom().item(false)
-                        : orders.transition(tx, order, OrderStatus.PAYING, OrderStatus.PENDING, UtcTime.now())
+                        : (p.kind() == PaymentKind.CHARGE
+                                ? orders.transition(tx, held.order().orElseThrow(), OrderStatus.PAYING,
+                                        OrderStatus.PENDING, UtcTime.now())
+                                // a refund gives its reservation back: it never reached the channel
+                                : orders.release(tx, p.merchantId(), p.orderNo(), p.amount()))
                                 .flatMap(moved -> tokens.release(tx, owner))
                                 .replaceWith(true)))
                 .onItemOrFailure().transform((undone, failure) -> {
@@ -514,7 +634,8 @@ public class PaymentExecutor {
      * still holds the payment (best effort: the answer is the 202 either way).
      */
     private Uni<Step> processing(Processing processing) {
-        StoredResponse response = renderer.render(new PayOutcome.Processing(processing.orderNo(), processing.requestNo()));
+        StoredResponse response = renderer.render(Settlement.processing(processing.kind(), processing.orderNo(),
+                processing.requestNo()));
         Optional<Held> held = processing.held().filter(h -> h.ownership().isPresent());
         if (held.isEmpty()) {
             return Uni.createFrom().item(new Answer(response));
@@ -537,10 +658,10 @@ public class PaymentExecutor {
      */
     private Uni<Step> lost(Held held) {
         Payment p = held.payment();
-        StoredResponse processing = renderer.render(new PayOutcome.Processing(p.orderNo(), p.requestNo()));
+        StoredResponse processing = renderer.render(Settlement.processing(p.kind(), p.orderNo(), p.requestNo()));
         LOG.infof("%s is no longer held under epoch %d by this owner: answering what the rows say", p.requestNo(),
                 held.epoch());
-        return db.bounded(payments.find(p.merchantId(), p.requestNo()))
+        return db.bounded(payments.find(p.kind(), p.merchantId(), p.requestNo()))
                 .flatMap(found -> found.filter(now -> now.status() != PaymentStatus.PROCESSING)
                         .map(settlement::storedAnswer)
                         .orElseGet(() -> Uni.createFrom().item(processing)))

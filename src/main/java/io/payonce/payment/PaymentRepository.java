@@ -4,7 +4,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -36,15 +38,16 @@ public class PaymentRepository {
      */
     private static final String INSERT = """
             INSERT INTO payments (merchant_id, request_no, order_no, token, amount, currency, status, created_at, updated_at,
-                lease_until, epoch)
+                lease_until, epoch, kind)
             VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3),
-                DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND), ?)""";
+                DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND), ?, ?)""";
 
     /** Whether the payment is still PROCESSING under the owner's epoch: an owner asks right before a charge. */
     private static final String HELD = """
             SELECT COUNT(*) AS held FROM payments FORCE INDEX (PRIMARY) WHERE id = ? AND status = ? AND epoch = ?""";
 
-    private static final String FIND = "SELECT " + Payment.COLUMNS + " FROM payments WHERE merchant_id = ? AND request_no = ?";
+    private static final String FIND = "SELECT " + Payment.COLUMNS
+            + " FROM payments WHERE merchant_id = ? AND request_no = ? AND kind = ?";
 
     private static final String FIND_BY_ORDER = "SELECT " + Payment.COLUMNS + " FROM payments WHERE merchant_id = ? AND order_no = ? ORDER BY id";
 
@@ -64,6 +67,19 @@ public class PaymentRepository {
                 o.status = ?, o.version = o.version + 1, o.updated_at = ?,
                 t.state = ?, t.response_status = ?, t.response_body = ?, t.lease_until = NULL, t.updated_at = ?
             WHERE p.id = ? AND p.status = ? AND o.status = ? AND o.version = ?""";
+
+    /**
+     * A refund's settlement, the part on its own record and token (see {@link #SETTLE}): its order's amounts
+     * move in the same transaction ({@link io.payonce.order.OrderRepository#refundSettled}). Two statements,
+     * not one: the order's new status depends on its refunded amount before this refund, and only a
+     * single-table UPDATE evaluates its assignments in a defined order.
+     */
+    private static final String SETTLE_REFUND = """
+            UPDATE payments p FORCE INDEX (PRIMARY)
+            LEFT JOIN idempotency_tokens t FORCE INDEX (uq_tokens_merchant_token) ON t.merchant_id = p.merchant_id AND t.token = ? AND t.state = ?
+            SET p.status = ?, p.failure = ?, p.channel_txn_id = ?, p.updated_at = ?,
+                t.state = ?, t.response_status = ?, t.response_body = ?, t.lease_until = NULL, t.updated_at = ?
+            WHERE p.id = ? AND p.status = ? AND p.kind = ?""";
 
     /** The settled token's move; the payment's and the order's depend on the channel's word. */
     private static final Transition<TokenStatus> TOKEN_SETTLES = TokenStatus.MACHINE.move(TokenStatus.IN_PROGRESS,
@@ -123,15 +139,15 @@ public class PaymentRepository {
             WHERE id = ? AND status = ? AND epoch = ?""";
 
     /**
-     * The PROCESSING payments: how many, how many older than a horizon, and the oldest's age, on the
-     * database's clock as reconciliation's ages are. The (status, updated_at) index finds them, and they
-     * are few unless something is wrong.
+     * The PROCESSING records of each kind: how many, how many older than a horizon, and the oldest's age,
+     * on the database's clock as reconciliation's ages are. The (status, updated_at) index finds them, and
+     * they are few unless something is wrong; a kind with none has no row.
      */
     private static final String BACKLOG = """
-            SELECT COUNT(*) AS processing,
+            SELECT kind, COUNT(*) AS processing,
                 COUNT(CASE WHEN created_at < DATE_SUB(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND) THEN 1 END) AS overdue,
                 COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(created_at), UTC_TIMESTAMP(3)), 0) AS oldest_micros
-            FROM payments WHERE status = ?""";
+            FROM payments WHERE status = ? GROUP BY kind""";
 
     /** Every statement here but the insert and the settlement acts only on a payment not settled yet. */
     private static final String PROCESSING = PaymentStatus.PROCESSING.name();
@@ -146,20 +162,26 @@ public class PaymentRepository {
      * Inserts a PROCESSING record, leased to its owner for {@code lease}, and returns its id; a reused
      * request number fails with 1062.
      */
-    public Uni<Long> insert(SqlClient tx, String merchantId, String requestNo, String orderNo, String token,
-            long amount, String currency, Duration lease, int epoch) {
+    public Uni<Long> insert(SqlClient tx, PaymentKind kind, String merchantId, String requestNo, String orderNo,
+            String token, long amount, String currency, Duration lease, int epoch) {
         return tx.preparedQuery(INSERT)
                 .execute(Tuple.from(new Object[] { merchantId, requestNo, orderNo, token, amount, currency,
-                        PaymentStatus.MACHINE.initial().name(), UtcTime.micros(lease), epoch }))
+                        PaymentStatus.MACHINE.initial().name(), UtcTime.micros(lease), epoch, kind.name() }))
                 .map(rows -> rows.property(MySQLClient.LAST_INSERTED_ID));
     }
 
+    /** The merchant's payment attempt under {@code requestNo}. */
     public Uni<Optional<Payment>> find(String merchantId, String requestNo) {
-        return find(pool, merchantId, requestNo);
+        return find(pool, PaymentKind.CHARGE, merchantId, requestNo);
     }
 
-    public Uni<Optional<Payment>> find(SqlClient client, String merchantId, String requestNo) {
-        return client.preparedQuery(FIND).execute(Tuple.of(merchantId, requestNo)).map(rows -> {
+    /** The merchant's record of that kind under {@code number}. */
+    public Uni<Optional<Payment>> find(PaymentKind kind, String merchantId, String number) {
+        return find(pool, kind, merchantId, number);
+    }
+
+    public Uni<Optional<Payment>> find(SqlClient client, PaymentKind kind, String merchantId, String number) {
+        return client.preparedQuery(FIND).execute(Tuple.of(merchantId, number, kind.name())).map(rows -> {
             var it = rows.iterator();
             return it.hasNext() ? Optional.of(Payment.from(it.next())) : Optional.empty();
         });
@@ -193,6 +215,22 @@ public class PaymentRepository {
                         TOKEN_SETTLES.to().name(), response.status(), response.body(), at,
                         id, payment.from().name(), orderMove.from().name(), order.version() }))
                 // payment and order both change, so a settlement changes two rows (three with the token)
+                .map(rows -> rows.rowCount() > 0);
+    }
+
+    /**
+     * Settles a PROCESSING refund's record as {@code status} and its in-progress token (see
+     * {@link #SETTLE_REFUND}), in the caller's transaction; false when it was settled already.
+     */
+    public Uni<Boolean> settleRefund(SqlClient tx, long id, PaymentStatus status, PaymentFailure failure,
+            String channelRefundId, String token, StoredResponse response, Instant now) {
+        Transition<PaymentStatus> refund = PaymentStatus.MACHINE.move(PaymentStatus.PROCESSING, status);
+        Object at = UtcTime.toColumn(now);
+        return tx.preparedQuery(SETTLE_REFUND)
+                .execute(Tuple.from(new Object[] { token, TOKEN_SETTLES.from().name(),
+                        refund.to().name(), failure == null ? null : failure.name(), channelRefundId, at,
+                        TOKEN_SETTLES.to().name(), response.status(), response.body(), at,
+                        id, refund.from().name(), PaymentKind.REFUND.name() }))
                 .map(rows -> rows.rowCount() > 0);
     }
 
@@ -262,14 +300,23 @@ public class PaymentRepository {
                 .map(rows -> rows.rowCount() == 1);
     }
 
-    /** PROCESSING payments: all of them, those created more than {@code horizon} ago, the oldest's age. */
+    /** PROCESSING records of one kind: all of them, those created more than a horizon ago, the oldest's age. */
     public record Backlog(long processing, long overdue, long oldestMicros) {
+        static final Backlog NONE = new Backlog(0, 0, 0);
     }
 
-    public Uni<Backlog> backlog(Duration horizon) {
+    /** The backlog of each kind, zeros for a kind with nothing PROCESSING. */
+    public Uni<Map<PaymentKind, Backlog>> backlog(Duration horizon) {
         return pool.preparedQuery(BACKLOG).execute(Tuple.of(UtcTime.micros(horizon), PROCESSING)).map(rows -> {
-            Row row = rows.iterator().next();
-            return new Backlog(row.getLong("processing"), row.getLong("overdue"), row.getLong("oldest_micros"));
+            Map<PaymentKind, Backlog> byKind = new EnumMap<>(PaymentKind.class);
+            for (PaymentKind kind : PaymentKind.values()) {
+                byKind.put(kind, Backlog.NONE);
+            }
+            for (Row row : rows) {
+                byKind.put(PaymentKind.valueOf(row.getString("kind")), new Backlog(row.getLong("processing"),
+                        row.getLong("overdue"), row.getLong("oldest_micros")));
+            }
+            return byKind;
         });
     }
 }

@@ -2,6 +2,9 @@ package io.payonce.payment;
 
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -22,9 +25,10 @@ import io.smallrye.mutiny.Uni;
 import org.jboss.logging.Logger;
 
 /**
- * The one way a PROCESSING payment is settled, by its owner and by reconciliation alike: on the channel's
- * final word only, in one conditional statement (payment, order and the token's stored answer), so
- * whichever of them comes second changes nothing and answers what the first stored.
+ * The one way a PROCESSING payment or refund is settled, by its owner and by reconciliation alike: on the
+ * channel's final word only, conditioned on the record still PROCESSING (a payment's in one statement with its
+ * order and the token's stored answer; a refund's in one transaction with its order's amounts), so whichever
+ * of them comes second changes nothing and answers what the first stored.
  */
 @Startup
 @ApplicationScoped
@@ -37,7 +41,7 @@ public class Settlement {
     private final TokenRepository tokens;
     private final OutcomeRenderer renderer;
     private final Database db;
-    private final Counter disagreements;
+    private final Map<PaymentKind, Counter> disagreements = new EnumMap<>(PaymentKind.class);
 
     Settlement(PaymentRepository payments, OrderRepository orders, TokenRepository tokens, OutcomeRenderer renderer,
             Database db, MeterRegistry meters) {
@@ -46,17 +50,20 @@ public class Settlement {
         this.tokens = tokens;
         this.renderer = renderer;
         this.db = db;
-        this.disagreements = Counter.builder("payonce.settlement.disagreements")
-                .description("an owner holding the channel's success found its payment settled otherwise (must stay 0)")
-                .register(meters);
+        for (PaymentKind kind : PaymentKind.values()) {
+            disagreements.put(kind, Counter.builder("payonce.settlement.disagreements")
+                    .description("an owner holding the channel's success found its charge or refund (kind) settled"
+                            + " otherwise (must stay 0)")
+                    .tag("kind", kind.name().toLowerCase(Locale.ROOT)).register(meters));
+        }
     }
 
-    /** The payment being settled, as its owner and the reconciler both know it. */
-    public record Target(long paymentId, String merchantId, String token, String orderNo, String requestNo, long amount,
-            String currency) {
+    /** The charge or refund being settled, as its owner and the reconciler both know it. */
+    public record Target(PaymentKind kind, long paymentId, String merchantId, String token, String orderNo,
+            String requestNo, long amount, String currency) {
 
         public static Target of(Payment payment) {
-            return new Target(payment.id(), payment.merchantId(), payment.token(), payment.orderNo(),
+            return new Target(payment.kind(), payment.id(), payment.merchantId(), payment.token(), payment.orderNo(),
                     payment.requestNo(), payment.amount(), payment.currency());
         }
     }
@@ -78,10 +85,10 @@ public class Settlement {
         Instant now = UtcTime.now().truncatedTo(ChronoUnit.MILLIS);
         PayOutcome outcome = outcome(target, word, now);
         StoredResponse response = renderer.render(outcome);
-        boolean paid = outcome instanceof PayOutcome.Paid;
-        PaymentFailure failure = switch (outcome) {
-            case PayOutcome.Declined declined -> PaymentFailure.DECLINED;
-            case PayOutcome.NotCompleted closed -> PaymentFailure.CLOSED;
+        boolean paid = word instanceof ChargeResult.Succeeded;
+        PaymentFailure failure = switch (word) {
+            case ChargeResult.Declined declined -> PaymentFailure.DECLINED;
+            case ChargeResult.Closed closed -> PaymentFailure.CLOSED;
             default -> null;
         };
         String txnId = switch (word) {
@@ -89,6 +96,11 @@ public class Settlement {
             case ChargeResult.Declined declined -> declined.txnId();
             default -> null;
         };
+        if (target.kind() == PaymentKind.REFUND) {
+            return settleRefund(target, paid, failure, txnId, response, now)
+                    .flatMap(changed -> changed ? Uni.createFrom().item(new Settled(response, true))
+                            : settledBefore(target, word));
+        }
         Uni<Order> read = order.isPresent() ? Uni.createFrom().item(order.get())
                 : db.bounded(orders.find(target.merchantId(), target.orderNo()))
                         .map(found -> found.orElseThrow(() -> new IllegalStateException(
@@ -100,13 +112,35 @@ public class Settlement {
                         : settledBefore(target, word));
     }
 
+    /**
+     * A refund's settlement, in one transaction: its record and token, then its order's amounts (the
+     * reservation booked as refunded, or given back when the channel's word is that nothing was refunded).
+     * False when the refund was settled before; an order whose books cannot take it fails the transaction.
+     */
+    private Uni<Boolean> settleRefund(Target target, boolean refunded, PaymentFailure failure, String refundId,
+            StoredResponse response, Instant now) {
+        return db.inTransaction(tx -> payments.settleRefund(tx, target.paymentId(),
+                refunded ? PaymentStatus.SUCCEEDED : PaymentStatus.FAILED, failure, refundId, target.token(),
+                response, now)
+                .flatMap(changed -> !changed ? Uni.createFrom().item(false)
+                        : (refunded ? orders.refundSucceeded(tx, target.merchantId(), target.orderNo(), target.amount(), now)
+                                : orders.release(tx, target.merchantId(), target.orderNo(), target.amount()))
+                                .map(booked -> {
+                                    if (!booked) {
+                                        throw new IllegalStateException("order " + target.orderNo()
+                                                + " holds no reservation for refund " + target.requestNo());
+                                    }
+                                    return true;
+                                })));
+    }
+
     /** The statement changed nothing: the payment was settled before, or its order moved under it. */
     private Uni<Settled> settledBefore(Target target, ChargeResult word) {
-        return db.bounded(payments.find(target.merchantId(), target.requestNo())).flatMap(found -> {
+        return db.bounded(payments.find(target.kind(), target.merchantId(), target.requestNo())).flatMap(found -> {
             Payment payment = found.filter(p -> p.status() != PaymentStatus.PROCESSING).orElseThrow(
                     () -> new IllegalStateException("order " + target.orderNo() + " left PAYING under its payment"));
             if (word instanceof ChargeResult.Succeeded && payment.status() != PaymentStatus.SUCCEEDED) {
-                disagreements.increment();
+                disagreements.get(target.kind()).increment();
                 LOG.errorf("the channel charged %s but the payment was settled %s: the books disagree with the channel",
                         target.requestNo(), payment.status());
             }
@@ -127,8 +161,24 @@ public class Settlement {
                 .map(row -> row.flatMap(TokenRow::finalAnswer).orElse(implied));
     }
 
-    /** The outcome a settled payment record stands for. */
+    /** What a request answers while its charge's or refund's outcome is unknown. */
+    public static PayOutcome processing(PaymentKind kind, String orderNo, String number) {
+        return kind == PaymentKind.CHARGE ? new PayOutcome.Processing(orderNo, number)
+                : new PayOutcome.RefundProcessing(orderNo, number);
+    }
+
+    /** The outcome a settled payment or refund record stands for. */
     public static PayOutcome outcomeOf(Payment payment) {
+        if (payment.kind() == PaymentKind.REFUND) {
+            return switch (payment.status()) {
+                case SUCCEEDED -> new PayOutcome.Refunded(payment.orderNo(), payment.requestNo(), payment.amount(),
+                        payment.currency(), payment.channelTxnId(), payment.updatedAt());
+                case FAILED -> payment.failure() == PaymentFailure.CLOSED
+                        ? new PayOutcome.RefundNotCompleted(payment.orderNo(), payment.requestNo())
+                        : new PayOutcome.RefundDeclined(payment.orderNo(), payment.requestNo());
+                case PROCESSING -> new PayOutcome.RefundProcessing(payment.orderNo(), payment.requestNo());
+            };
+        }
         return switch (payment.status()) {
             case SUCCEEDED -> new PayOutcome.Paid(payment.orderNo(), payment.requestNo(), payment.amount(),
                     payment.currency(), payment.channelTxnId(), payment.updatedAt());
@@ -140,6 +190,15 @@ public class Settlement {
     }
 
     private static PayOutcome outcome(Target target, ChargeResult word, Instant now) {
+        if (target.kind() == PaymentKind.REFUND) {
+            return switch (word) {
+                case ChargeResult.Succeeded ok -> new PayOutcome.Refunded(target.orderNo(), target.requestNo(),
+                        target.amount(), target.currency(), ok.txnId(), now);
+                case ChargeResult.Declined declined -> new PayOutcome.RefundDeclined(target.orderNo(), target.requestNo());
+                case ChargeResult.Closed closed -> new PayOutcome.RefundNotCompleted(target.orderNo(), target.requestNo());
+                default -> throw notFinal(word);
+            };
+        }
         return switch (word) {
             case ChargeResult.Succeeded ok -> new PayOutcome.Paid(target.orderNo(), target.requestNo(), target.amount(),
                     target.currency(), ok.txnId(), now);

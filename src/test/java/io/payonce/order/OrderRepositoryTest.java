@@ -16,7 +16,7 @@ class OrderRepositoryTest {
     void paidOrderMovedBackToPending_isRefusedBeforeAnySqlIsSent() {
         // no pool and no client: sending any SQL would fail with a NullPointerException instead
         OrderRepository orders = new OrderRepository(null);
-        Order paid = new Order(1, "m", "o-1", 100, "EUR", OrderStatus.PAID, 2, NOW, NOW);
+        Order paid = new Order(1, "m", "o-1", 100, "EUR", OrderStatus.PAID, 2, NOW, NOW, 0);
 
         IllegalStateException refused = assertThrows(IllegalStateException.class,
                 () -> orders.transition(null, paid, OrderStatus.PAID, OrderStatus.PENDING, NOW));

@@ -18,7 +18,7 @@ import io.payonce.order.OrderStatus;
 class PaymentRepositoryTest {
 
     private static final Instant NOW = Instant.parse("2030-01-01T00:00:00Z");
-    private static final Order PAYING = new Order(1, "m", "o-1", 100, "EUR", OrderStatus.PAYING, 1, NOW, NOW);
+    private static final Order PAYING = new Order(1, "m", "o-1", 100, "EUR", OrderStatus.PAYING, 1, NOW, NOW, 0);
     private static final StoredResponse ANSWER = new StoredResponse(200, "{}");
 
     // no pool: sending any SQL would fail with a NullPointerException instead

@@ -155,7 +155,7 @@ class SettlementTest {
     }
 
     private double disagreements() {
-        return meters.counter("payonce.settlement.disagreements").count();
+        return meters.counter("payonce.settlement.disagreements", "kind", "charge").count();
     }
 
     /** The request's payment record as the settlement reads it. */

@@ -43,10 +43,10 @@ class ProcessingBacklogTest {
 
         backlog.measure().await().atMost(RUN);
 
-        double oldest = metric("payonce_payments_processing_oldest_seconds");
+        double oldest = metric("payonce_payments_processing_oldest_seconds{kind=\"charge\"}");
         assertAll(
-                () -> assertEquals(2, metric("payonce_payments_processing")),
-                () -> assertEquals(1, metric("payonce_payments_processing_overdue")),
+                () -> assertEquals(2, metric("payonce_payments_processing{kind=\"charge\"}")),
+                () -> assertEquals(1, metric("payonce_payments_processing_overdue{kind=\"charge\"}")),
                 () -> assertTrue(oldest >= PAST_GIVE_UP.toSeconds() && oldest < PAST_GIVE_UP.toSeconds() + 60,
                         "oldest " + oldest + " s"));
     }
@@ -60,8 +60,8 @@ class ProcessingBacklogTest {
         backlog.measure().await().atMost(RUN);
 
         assertAll(
-                () -> assertEquals(0, metric("payonce_payments_processing")),
-                () -> assertEquals(0, metric("payonce_payments_processing_overdue")),
-                () -> assertEquals(0, metric("payonce_payments_processing_oldest_seconds")));
+                () -> assertEquals(0, metric("payonce_payments_processing{kind=\"charge\"}")),
+                () -> assertEquals(0, metric("payonce_payments_processing_overdue{kind=\"charge\"}")),
+                () -> assertEquals(0, metric("payonce_payments_processing_oldest_seconds{kind=\"charge\"}")));
     }
 }

@@ -136,6 +136,8 @@ public class TestDatabase {
             case PENDING -> 0;
             case PAYING -> 1;
             case PAID -> 2;
+            case PARTIALLY_REFUNDED -> 3;
+            case REFUNDED -> 4;
         };
         execute("INSERT INTO orders (merchant_id, order_no, amount, currency, status, version, created_at, updated_at)"
                 + " VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))", Fixtures.MERCHANT, orderNo,
