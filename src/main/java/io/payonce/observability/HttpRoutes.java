@@ -23,7 +23,9 @@ public final class HttpRoutes {
             new Route("GET", "/orders/{order_no}", 200),
             new Route("POST", "/tokens", 201),
             new Route("POST", "/pay", 200),
-            new Route("GET", "/payments/{request_no}", 200));
+            new Route("GET", "/payments/{request_no}", 200),
+            new Route("POST", "/refunds", 200),
+            new Route("GET", "/refunds/{refund_no}", 200));
 
     /** The built-in sandbox channel, served when it is turned on. */
     public static final List<Route> SANDBOX = List.of(
@@ -31,6 +33,9 @@ public final class HttpRoutes {
             new Route("GET", "/sandbox/charges", 200),
             new Route("GET", "/sandbox/charges/{request_no}", 200),
             new Route("POST", "/sandbox/charges/{request_no}/close", 200),
+            new Route("POST", "/sandbox/refunds", 200),
+            new Route("GET", "/sandbox/refunds/{refund_no}", 200),
+            new Route("POST", "/sandbox/refunds/{refund_no}/close", 200),
             new Route("PUT", "/sandbox/behavior", 200),
             new Route("GET", "/sandbox/behavior", 200));
 
