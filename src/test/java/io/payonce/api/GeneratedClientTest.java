@@ -30,6 +30,7 @@ import io.payonce.client.ApiClient;
 import io.payonce.client.ApiException;
 import io.payonce.client.api.OrdersApi;
 import io.payonce.client.api.PaymentsApi;
+import io.payonce.client.api.RefundsApi;
 import io.payonce.client.api.SandboxApi;
 import io.payonce.client.api.TokensApi;
 import io.payonce.client.auth.ApiKeyAuth;
@@ -40,6 +41,9 @@ import io.payonce.client.model.PayRequest;
 import io.payonce.client.model.Payment;
 import io.payonce.client.model.Problem;
 import io.payonce.client.model.ProblemCode;
+import io.payonce.client.model.Refund;
+import io.payonce.client.model.RefundRequest;
+import io.payonce.client.model.Refunded;
 import io.payonce.client.model.SandboxBehaviorRequest;
 import io.payonce.client.model.SandboxChargeRequest;
 import io.payonce.client.model.SandboxLedger;
@@ -130,6 +134,38 @@ class GeneratedClientTest {
                 () -> assertEquals(1, order.getPayments().size()),
                 () -> assertEquals(1L, ledger.getCharges()),
                 () -> assertEquals(1L, ledger.getAttempts(), "nothing was sent again"));
+    }
+
+    @Test
+    void refundPartOfAPaidOrder_thenTheSameRequestAgain_isRefundedOnce_andMoreThanPaidIsRefused()
+            throws ApiException {
+        String orderNo = newOrder();
+        payments.pay(requestFor(orderNo), newKey(), null);
+        RefundsApi refunds = new RefundsApi(client);
+        String key = newKey();
+        RefundRequest request = new RefundRequest().orderNo(orderNo).refundNo(id("rfd")).amount(AMOUNT - 999);
+
+        Refunded refunded = refunds.refund(key, request, null);
+        Refunded replayed = refunds.refund(key, request, null);
+
+        assertAll(
+                () -> assertEquals(Refunded.StatusEnum.REFUNDED, refunded.getStatus()),
+                () -> assertEquals(request.getRefundNo(), refunded.getRefundNo()),
+                () -> assertEquals(AMOUNT - 999, refunded.getAmount()),
+                () -> assertEquals(CURRENCY, refunded.getCurrency()),
+                () -> assertNotNull(refunded.getChannelRefundId()),
+                () -> assertEquals(refunded, replayed),
+                () -> assertEquals("true", header(client.getResponseHeaders(), "Idempotent-Replayed")));
+        refused("refund", 422, ProblemCode.REFUND_EXCEEDS_PAYMENT, () -> refunds.refund(newKey(),
+                new RefundRequest().orderNo(orderNo).refundNo(id("rfd")).amount(1000L), null));
+        Refund refund = refunds.getRefund(request.getRefundNo());
+        Order order = orders.getOrder(orderNo);
+        assertAll(
+                () -> assertEquals(Refund.StatusEnum.SUCCEEDED, refund.getStatus()),
+                () -> assertEquals(refunded.getChannelRefundId(), refund.getChannelRefundId()),
+                () -> assertEquals(Order.StatusEnum.PARTIALLY_REFUNDED, order.getStatus()),
+                () -> assertEquals(AMOUNT - 999, order.getRefundedAmount()),
+                () -> assertEquals(1, order.getRefunds().size()));
     }
 
     @Test
