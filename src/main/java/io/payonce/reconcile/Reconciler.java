@@ -22,6 +22,7 @@ import io.payonce.idempotency.IdempotencyGate;
 import io.payonce.idempotency.TokenRepository;
 import io.payonce.payment.Payment;
 import io.payonce.payment.PaymentExecutor;
+import io.payonce.payment.PaymentKind;
 import io.payonce.payment.PaymentRepository;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
@@ -59,8 +60,8 @@ public class Reconciler {
     private final IdempotencyGate gate;
     private final Database db;
     private final PayOnceConfig config;
-    /** What became of each payment a run took up, counted from the start. */
-    private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
+    /** What became of each charge and refund a run took up, by kind, counted from the start. */
+    private final Map<PaymentKind, Map<Outcome, Counter>> outcomes = new EnumMap<>(PaymentKind.class);
     private final Counter failedRuns;
     /** Scheduled runs that failed since the last one that ended well: an alert's measure of "repeatedly". */
     private final AtomicInteger failedInARow = new AtomicInteger();
@@ -73,9 +74,13 @@ public class Reconciler {
         this.gate = gate;
         this.db = db;
         this.config = config;
-        for (Outcome outcome : Outcome.values()) {
-            outcomes.put(outcome, meters.counter("payonce.reconcile.outcomes", "outcome",
-                    outcome.name().toLowerCase(Locale.ROOT)));
+        for (PaymentKind kind : PaymentKind.values()) {
+            Map<Outcome, Counter> ofKind = new EnumMap<>(Outcome.class);
+            for (Outcome outcome : Outcome.values()) {
+                ofKind.put(outcome, meters.counter("payonce.reconcile.outcomes", "outcome",
+                        outcome.name().toLowerCase(Locale.ROOT), "kind", kind.name().toLowerCase(Locale.ROOT)));
+            }
+            outcomes.put(kind, ofKind);
         }
         // registered at 0, so that the first failure is an increase a rate over the counter sees
         this.failedRuns = meters.counter("payonce.reconcile.failed_runs");
@@ -156,26 +161,28 @@ public class Reconciler {
         return executor.resume(payment, overdue, CLAIM_LEASE, backoff(payment.reconcileAttempts()))
                 .flatMap(resumed -> switch (resumed) {
                     case PaymentExecutor.Resumed.Settled settled -> {
-                        outcome(settled.settled().byThisCall() ? outcomeOf(settled.word()) : Outcome.SETTLED_ELSEWHERE);
+                        outcome(payment, settled.settled().byThisCall() ? outcomeOf(settled.word())
+                                : Outcome.SETTLED_ELSEWHERE);
                         yield settled.settled().byThisCall() && payment.token() != null
                                 ? gate.handOver(payment.merchantId(), payment.token(), settled.settled().response())
                                         .replaceWith(true)
                                 : Uni.createFrom().item(true);
                     }
                     case PaymentExecutor.Resumed.Postponed postponed -> {
-                        outcome(postponed.word() instanceof ChargeResult.Pending ? Outcome.PENDING : Outcome.UNKNOWN);
+                        outcome(payment, postponed.word() instanceof ChargeResult.Pending ? Outcome.PENDING
+                                : Outcome.UNKNOWN);
                         yield Uni.createFrom().item(false);
                     }
                 })
                 .onFailure().recoverWithItem(e -> {
                     LOG.warnf("reconciling %s failed, retried after its claim lease: %s", payment.requestNo(), e.toString());
-                    outcome(Outcome.UNKNOWN);
+                    outcome(payment, Outcome.UNKNOWN);
                     return false;
                 });
     }
 
-    private void outcome(Outcome outcome) {
-        outcomes.get(outcome).increment();
+    private void outcome(Payment payment, Outcome outcome) {
+        outcomes.get(payment.kind()).get(outcome).increment();
     }
 
     private static Outcome outcomeOf(ChargeResult word) {
