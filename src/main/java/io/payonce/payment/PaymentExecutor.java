@@ -284,39 +284,39 @@ public class PaymentExecutor {
     /**
      * Open: the claim, layer 2 then layer 3, in one transaction. Leads to {@link Charge}, to an {@link Answer}
      * stored in the same transaction (unknown order, wrong amount), to {@link Refused} once a layer's refusal
-     * rolled everything back, or to {@link LookAgain}. The claim and the order's read go out together; the
-     * read takes no lock and changes nothing, so it is harmless whatever happens to the claim.
+     * rolled everything back, or to {@link LookAgain}.
      */
     private Uni<Step> open(PayCommand cmd, TokenClaim claim) {
-        Opening opening = Opening.of(cmd);
-        long since = System.nanoTime();
-        AtomicReference<Ownership> claimed = new AtomicReference<>();
-        AtomicLong inserted = new AtomicLong();
-        return db.inTransaction(tx -> Uni.combine().all()
-                .unis(tokens.claimIn(tx, cmd.merchantId(), claim), orders.find(tx, cmd.merchantId(), cmd.orderNo()))
-                .with((owner, order) -> {
-                    claimed.set(owner);
-                    return order;
-                })
-                .flatMap(order -> openWith(tx, cmd, claimed.get(), order, since, inserted)))
-                .onFailure(Stop.class).recoverWithItem(stop -> new Refused(opening, claim, ((Stop) stop).outcome))
-                .onFailure(MysqlErrors::isDuplicateKey)
-                .recoverWithUni(dup -> numberTaken(opening).map(outcome -> (Step) new Refused(opening, claim, outcome)))
-                .onFailure(Database.CommitUnknownException.class).recoverWithItem(unknown -> lookAgainAfter(
-                        opening, claimed.get(), inserted.get(), since, unknown))
-                .onFailure(e -> !(e instanceof TokenTakenException))
-                .transform(e -> new TemporarilyUnavailableException("database unavailable before the charge", e));
+        return open(Opening.of(cmd), claim, "the charge",
+                (tx, owner, order, since, inserted) -> openWith(tx, cmd, owner, order, since, inserted));
     }
 
     /**
      * Open a refund: the claim, layer 2 (the refund's record, unique per refund number) and the reservation of
      * its amount on the order, in one transaction. The reservation names no version (see
      * {@link OrderRepository#reserve}): refunds racing on one order all pass while they fit, and a deadlock
-     * or a Galera conflict runs the whole transaction again ({@link Database#inTransaction}). A refusal rolls
-     * everything back and is answered as a payment's refusals are; an unknown order's answer is stored in
-     * the same transaction.
+     * or a Galera conflict runs the whole transaction again ({@link Database#inTransaction}). Its refusals are
+     * answered as a payment's are; an unknown order's answer is stored in the same transaction.
      */
     private Uni<Step> openRefund(Opening opening, long amount, TokenClaim claim) {
+        return open(opening, claim, "the refund", (tx, owner, order, since, inserted) -> order.isEmpty()
+                ? answerIn(tx, owner, new PayOutcome.RefundOrderNotFound(opening.orderNo(), opening.number()))
+                : reserveRefund(tx, opening, amount, owner, order.get(), since, inserted));
+    }
+
+    /** What an opening does in its transaction once the claim is made and the order read. */
+    @FunctionalInterface
+    private interface OpeningWork {
+        Uni<Step> run(SqlClient tx, Ownership owner, Optional<Order> order, long since, AtomicLong inserted);
+    }
+
+    /**
+     * An opening transaction of either kind: the claim and the order's read go out together (the read takes
+     * no lock and changes nothing, so it is harmless whatever happens to the claim), then {@code work}. A
+     * layer's refusal rolls everything back and becomes {@link Refused}; a COMMIT without an answer becomes
+     * {@link LookAgain}; any other failure, before anything can have been sent, a 503.
+     */
+    private Uni<Step> open(Opening opening, TokenClaim claim, String what, OpeningWork work) {
         long since = System.nanoTime();
         AtomicReference<Ownership> claimed = new AtomicReference<>();
         AtomicLong inserted = new AtomicLong();
@@ -327,9 +327,7 @@ public class PaymentExecutor {
                     claimed.set(owner);
                     return order;
                 })
-                .flatMap(order -> order.isEmpty()
-                        ? answerIn(tx, claimed.get(), new PayOutcome.RefundOrderNotFound(opening.orderNo(), opening.number()))
-                        : reserveRefund(tx, opening, amount, claimed.get(), order.get(), since, inserted)))
+                .flatMap(order -> work.run(tx, claimed.get(), order, since, inserted)))
                 .onFailure(Stop.class).recoverWithItem(stop -> new Refused(opening, claim, ((Stop) stop).outcome))
                 .onFailure(MysqlErrors::isDuplicateKey)
                 .recoverWithUni(dup -> numberTaken(opening).map(outcome -> (Step) new Refused(opening, claim, outcome)))
@@ -338,10 +336,13 @@ public class PaymentExecutor {
                                 .filter(o -> OrderStatus.REFUNDABLE.contains(o.status()))
                                 .<PayOutcome>map(o -> new PayOutcome.RefundExceedsPayment(opening.orderNo(), opening.number()))
                                 .orElseGet(() -> new PayOutcome.OrderNotRefundable(opening.orderNo(), opening.number())))))
-                .onFailure(Database.CommitUnknownException.class).recoverWithItem(unknown -> lookAgainAfter(
-                        opening, claimed.get(), inserted.get(), since, unknown))
+                .onFailure(Database.CommitUnknownException.class).recoverWithItem(unknown -> {
+                    LOG.warnf("the opening commit of %s went unanswered", opening.number());
+                    return new LookAgain(opening, claimed.get(), inserted.get(), since,
+                            (Database.CommitUnknownException) unknown);
+                })
                 .onFailure(e -> !(e instanceof TokenTakenException))
-                .transform(e -> new TemporarilyUnavailableException("database unavailable before the refund", e));
+                .transform(e -> new TemporarilyUnavailableException("database unavailable before " + what, e));
     }
 
     /**
@@ -376,11 +377,6 @@ public class PaymentExecutor {
         RefundDoesNotFit() {
             super(null, null, false, false);
         }
-    }
-
-    private Step lookAgainAfter(Opening opening, Ownership owner, long inserted, long since, Throwable unknown) {
-        LOG.warnf("the opening commit of %s went unanswered", opening.number());
-        return new LookAgain(opening, owner, inserted, since, (Database.CommitUnknownException) unknown);
     }
 
     /**
