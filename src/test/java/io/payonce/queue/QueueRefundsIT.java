@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
@@ -18,17 +19,21 @@ import com.rabbitmq.client.AMQP;
 
 import io.payonce.support.Answer;
 import io.payonce.support.Await;
+import io.payonce.support.Concurrently;
 import io.payonce.support.PayClient;
 import io.payonce.support.PayRequest;
 import io.payonce.support.QueueAnswer;
 import io.payonce.support.QueueClient;
+import io.restassured.path.json.JsonPath;
 
 /**
  * Refund commands on RabbitMQ (contract sections 9 and 10) on the queue {@code payonce.refunds}, through the
  * same gate as {@code POST /refunds}, against a packaged instance and the local broker in a vhost of this
- * class's own: a refund command is answered as an HTTP client would be, and the same refund by HTTP gets that
- * answer byte for byte as a replay (and the reverse); a refund command that can never get a stored answer is
- * answered with its problem and dead-lettered to {@code payonce.dead}.
+ * class's own: a refund command is refunded once (the sandbox's refund ledger) and answered as an HTTP client
+ * would be, and the same refund by HTTP gets that answer byte for byte as a replay (and the reverse); copies by
+ * queue and by HTTP at once are one refund at the channel with one answer; final refusals are answers like any
+ * other; a refund command that can never get a stored answer is answered with its problem and dead-lettered to
+ * {@code payonce.dead}.
  */
 class QueueRefundsIT {
 
@@ -82,6 +87,55 @@ class QueueRefundsIT {
     }
 
     @Test
+    void refundCommand_refundedOnce_andReplayedByHttpByteForByte() {
+        PayRequest paid = paidOrder();
+        Refund refund = refundOf(paid.orderNo(), 1000);
+
+        Told byQueue = Told.of(queue.awaitAnswer(send(refund), ANSWER_BOUND));
+        Told byHttp = Told.of(refundByHttp(refund));
+
+        assertEquals(new Told(200, null, false, byQueue.body()), byQueue);
+        assertTrue(byQueue.body().contains("\"status\":\"REFUNDED\""), byQueue::toString);
+        assertEquals(byQueue.asReplay(), byHttp, "the HTTP copy gets the command's answer, byte for byte");
+        assertEquals(new RefundLedger(1, 1, 1000), refundLedger(paid.orderNo()));
+    }
+
+    @Test
+    void refundByHttp_refundedOnce_andReplayedToItsQueueCopyByteForByte() {
+        PayRequest paid = paidOrder();
+        Refund refund = refundOf(paid.orderNo(), paid.amount());
+
+        Told byHttp = Told.of(refundByHttp(refund));
+        Told byQueue = Told.of(queue.awaitAnswer(send(refund), ANSWER_BOUND));
+
+        assertEquals(new Told(200, null, false, byHttp.body()), byHttp);
+        assertEquals(byHttp.asReplay(), byQueue, "the command gets the HTTP answer, byte for byte");
+        assertEquals(new RefundLedger(1, 1, paid.amount()), refundLedger(paid.orderNo()));
+        assertEquals("REFUNDED", http.books(paid.orderNo()).orderStatus());
+    }
+
+    @Test
+    void copiesOfOneRefundByQueueAndByHttpAtOnce_oneRefundAtTheChannel_oneAnswer() {
+        PayRequest paid = paidOrder();
+        Refund refund = refundOf(paid.orderNo(), 700);
+        // well inside the channel timeout: the first execution is refunded while the copies wait for it
+        sandboxRefunds("ok", 500, 1);
+
+        List<String> bodies = Concurrently.all(16, ANSWER_BOUND.plusSeconds(10), (group, copy) -> {
+            if (copy % 2 == 0) {
+                QueueAnswer answer = queue.awaitAnswer(send(refund), ANSWER_BOUND);
+                return answer.status() + " " + answer.body();
+            }
+            Answer answer = refundByHttp(refund);
+            return answer.status() + " " + answer.body();
+        });
+
+        assertEquals(1, bodies.stream().distinct().count(), () -> "one answer: " + bodies);
+        assertTrue(bodies.getFirst().startsWith("200 "), bodies::toString);
+        assertEquals(new RefundLedger(1, 1, 700), refundLedger(paid.orderNo()));
+    }
+
+    @Test
     void refundOfNoSuchOrder_byQueue_answered404_andReplayedByHttpByteForByte() {
         Refund refund = refundOf("ord_none_" + suffix(), 100);
 
@@ -107,8 +161,7 @@ class QueueRefundsIT {
     /** A final refusal is an answer like any other: acknowledged, replayed to every copy, nothing dead-lettered. */
     @Test
     void refundBeyondThePayment_answered422_toEveryCopy_byQueueAndByHttp() throws IOException {
-        PayRequest paid = http.newRequest();
-        assertEquals(200, http.pay(paid).status(), "the order is paid first");
+        PayRequest paid = paidOrder();
         Refund refund = refundOf(paid.orderNo(), paid.amount() + 1);
         long deadBefore = queue.messageCount(DEAD);
 
@@ -121,6 +174,7 @@ class QueueRefundsIT {
         assertEquals(first.asReplay(), byHttp);
         assertEquals(deadBefore, queue.messageCount(DEAD), "a final refusal is not dead-lettered");
         assertEquals("PAID", http.books(paid.orderNo()).orderStatus(), "nothing refunded");
+        assertEquals(new RefundLedger(0, 0, 0), refundLedger(paid.orderNo()), "nothing sent to the channel");
     }
 
     /**
@@ -159,6 +213,29 @@ class QueueRefundsIT {
         assertEquals(404, answered.status(), answered::toString);
         assertEquals("order_not_found", answered.code(), answered::toString);
         assertEquals(countedBefore + sent.size(), deliveries(REFUNDS, "dead_lettered"), "counted by their queue");
+    }
+
+    /** The channel's refunds of an order: distinct successful ones, refund calls that arrived, the sum refunded. */
+    private record RefundLedger(long refunds, long attempts, long refundedAmount) {
+    }
+
+    private static RefundLedger refundLedger(String orderNo) {
+        JsonPath ledger = http.call(CALL_BOUND).queryParam("order_no", orderNo).get("/sandbox/charges")
+                .then().statusCode(200).extract().jsonPath();
+        return new RefundLedger(ledger.getLong("refunds"), ledger.getLong("refund_attempts"),
+                ledger.getLong("refunded_amount"));
+    }
+
+    /** The next {@code count} refunds at the sandbox take {@code mode} after {@code latencyMs}. */
+    private static void sandboxRefunds(String mode, long latencyMs, int count) {
+        http.call(CALL_BOUND).body(Map.of("operation", "refund", "mode", mode, "latency_ms", latencyMs,
+                "count", count)).put("/sandbox/behavior").then().statusCode(200);
+    }
+
+    private static PayRequest paidOrder() {
+        PayRequest paid = http.newRequest();
+        assertEquals(200, http.pay(paid).status(), "the order is paid first");
+        return paid;
     }
 
     private static Refund refundOf(String orderNo, long amount) {
