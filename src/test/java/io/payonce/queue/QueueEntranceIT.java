@@ -52,15 +52,10 @@ class QueueEntranceIT {
 
     @BeforeAll
     static void start() throws Exception {
-        instance = QueueInstance.start(QueueEntranceIT.class, "queue-entrance", app -> app
-                .env("PAYONCE_QUEUE_RETRIES", Integer.toString(RETRIES))
-                .env("PAYONCE_QUEUE_RETRY_DELAY", "200ms")
-                .env("PAYONCE_CHANNEL_TIMEOUT", "1s")
-                // above the channel timeout plus the database timeout, as the service requires, and short: a
-                // payment answered 202 is reconciled once its owner's lease has ended
-                .env("PAYONCE_IDEMPOTENCY_LEASE", "4s")
-                .env("PAYONCE_RECONCILE_INTERVAL", "1s")
-                .env("PAYONCE_RECONCILE_MIN_AGE", "2s"));
+        instance = QueueInstance.start(QueueEntranceIT.class, "queue-entrance",
+                app -> QueueInstance.settlingQuickly(app)
+                        .env("PAYONCE_QUEUE_RETRIES", Integer.toString(RETRIES))
+                        .env("PAYONCE_QUEUE_RETRY_DELAY", "200ms"));
         app = instance.app;
         queue = instance.queue;
         http = instance.http;

@@ -56,6 +56,17 @@ final class QueueInstance implements AutoCloseable {
         http.sandbox("ok", 0, 0);
     }
 
+    /**
+     * A 1 s channel timeout, and the owner's lease (above the channel timeout plus the database timeout, as the
+     * service requires) and reconciliation short: a command answered 202 is settled within seconds.
+     */
+    static AppProcess settlingQuickly(AppProcess app) {
+        return app.env("PAYONCE_CHANNEL_TIMEOUT", "1s")
+                .env("PAYONCE_IDEMPOTENCY_LEASE", "4s")
+                .env("PAYONCE_RECONCILE_INTERVAL", "1s")
+                .env("PAYONCE_RECONCILE_MIN_AGE", "2s");
+    }
+
     @Override
     public void close() throws InterruptedException {
         if (queue != null) {

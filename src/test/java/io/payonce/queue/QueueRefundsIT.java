@@ -31,8 +31,8 @@ import io.restassured.path.json.JsonPath;
  * same gate as {@code POST /refunds}, against a packaged instance and the local broker in a vhost of this
  * class's own: a refund command is refunded once (the sandbox's refund ledger) and answered as an HTTP client
  * would be, and the same refund by HTTP gets that answer byte for byte as a replay (and the reverse); copies by
- * queue and by HTTP at once are one refund at the channel with one answer; final refusals are answers like any
- * other; a refund command that can never get a stored answer is answered with its problem and dead-lettered to
+ * queue and by HTTP at once are one refund at the channel with one answer; a 202 is followed by the settled
+ * refund; final refusals are answers like any other; a refund command that can never get a stored answer is answered with its problem and dead-lettered to
  * {@code payonce.dead}.
  */
 class QueueRefundsIT {
@@ -41,6 +41,8 @@ class QueueRefundsIT {
     private static final String DEAD = "payonce.dead";
     private static final Duration ANSWER_BOUND = Duration.ofSeconds(20);
     private static final Duration CALL_BOUND = Duration.ofSeconds(10);
+    /** Past the channel timeout, the owner's lease, reconciliation's minimum age and its interval. */
+    private static final Duration SETTLE_BOUND = Duration.ofSeconds(30);
 
     private static QueueInstance instance;
     private static QueueClient queue;
@@ -74,7 +76,7 @@ class QueueRefundsIT {
     @BeforeAll
     static void start() throws Exception {
         instance = QueueInstance.start(QueueRefundsIT.class, "queue-refunds",
-                app -> app.env("PAYONCE_QUEUE_RETRY_DELAY", "200ms"));
+                app -> QueueInstance.settlingQuickly(app).env("PAYONCE_QUEUE_RETRY_DELAY", "200ms"));
         queue = instance.queue;
         http = instance.http;
     }
@@ -112,6 +114,22 @@ class QueueRefundsIT {
         assertEquals(byHttp.asReplay(), byQueue, "the command gets the HTTP answer, byte for byte");
         assertEquals(new RefundLedger(1, 1, paid.amount()), refundLedger(paid.orderNo()));
         assertEquals("REFUNDED", http.books(paid.orderNo()).orderStatus());
+    }
+
+    /** The channel answers after the service gave up: 202 now, the settled refund once reconciliation has it. */
+    @Test
+    void interim202_isFollowedByTheSettledRefund() {
+        PayRequest paid = paidOrder();
+        Refund refund = refundOf(paid.orderNo(), 500);
+        sandboxRefunds("timeout_after_accept", 0, 1);
+
+        List<QueueAnswer> answers = queue.awaitAnswers(send(refund), 2, SETTLE_BOUND);
+
+        assertEquals(202, answers.get(0).status(), answers::toString);
+        assertEquals(200, answers.get(1).status(), answers::toString);
+        assertTrue(answers.get(1).body().contains("\"status\":\"REFUNDED\""), answers::toString);
+        assertEquals(Told.of(answers.get(1)), Told.of(refundByHttp(refund)), "the settled answer is the stored one");
+        assertEquals(new RefundLedger(1, 1, 500), refundLedger(paid.orderNo()));
     }
 
     @Test
