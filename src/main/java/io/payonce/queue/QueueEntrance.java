@@ -5,7 +5,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Function;
+import java.util.function.Supplier;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -72,7 +72,7 @@ public class QueueEntrance {
     }
 
     /** A command as its queue's reader made it: whose, under which key, and its run through the gate. */
-    private record Command(String merchantId, String token, Function<Duration, Uni<Reply>> run) {
+    private record Command(String merchantId, String token, Supplier<Uni<Reply>> run) {
     }
 
     private final PayOnceConfig.Queue settings;
@@ -162,7 +162,7 @@ public class QueueEntrance {
         } catch (RuntimeException refused) {
             return deadLetter(delivery, problems.answer(refused));
         }
-        return command.run().apply(waitBound)
+        return command.run().get()
                 .onItem().transformToUni(reply -> answered(delivery, command, reply))
                 .onFailure().recoverWithUni(failure -> failed(delivery, problems.answer(failure)));
     }
@@ -174,11 +174,11 @@ public class QueueEntrance {
         return switch (delivery.queue()) {
             case PAY -> {
                 PayCommand command = commands.read(merchant, key, contentType, delivery.body());
-                yield new Command(command.merchantId(), command.token(), bound -> pay.pay(command, bound, false));
+                yield new Command(command.merchantId(), command.token(), () -> pay.pay(command, waitBound, false));
             }
             case REFUNDS -> {
                 RefundCommand command = commands.readRefund(merchant, key, contentType, delivery.body());
-                yield new Command(command.merchantId(), command.token(), bound -> refunds.refund(command, bound));
+                yield new Command(command.merchantId(), command.token(), () -> refunds.refund(command, waitBound));
             }
         };
     }
