@@ -2,6 +2,8 @@ package io.payonce.queue;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -62,7 +64,7 @@ public class Broker {
     private final Counter unroutable;
     private volatile Connection connection;
     private volatile Channel consuming;
-    private volatile String consumerTag;
+    private volatile List<String> consumerTags = List.of();
     /** Used on {@link #thread} only. */
     private Channel publishing;
     private volatile boolean closed;
@@ -92,7 +94,10 @@ public class Broker {
                 .register(meters);
     }
 
-    /** Connects (now, and again until the broker answers) and consumes {@link Topology#PAY} with {@code handler}. */
+    /**
+     * Connects (now, and again until the broker answers) and consumes every {@link Topology.CommandQueue} with
+     * {@code handler}, each queue with {@code payonce.queue.prefetch} deliveries in progress.
+     */
     void start(Consumer<Delivery> handler) {
         this.handler = handler;
         thread.execute(this::connect);
@@ -134,12 +139,14 @@ public class Broker {
     void stopConsuming() {
         thread.execute(() -> {
             Channel channel = consuming;
-            String tag = consumerTag;
-            if (channel != null && tag != null && channel.isOpen()) {
+            if (channel == null || !channel.isOpen()) {
+                return;
+            }
+            for (String tag : consumerTags) {
                 try {
                     channel.basicCancel(tag);
                 } catch (IOException | RuntimeException e) {
-                    LOG.debugf("cancelling the consumer: %s", e);
+                    LOG.debugf("cancelling the consumer %s: %s", tag, e);
                 }
             }
         });
@@ -180,13 +187,19 @@ public class Broker {
             forPublishing.confirmSelect();
             forPublishing.addReturnListener(this::returned);
             Channel forConsuming = opened.createChannel();
+            // per consumer: quorum queues know no prefetch shared by a channel's consumers
             forConsuming.basicQos(settings.prefetch());
-            consumerTag = forConsuming.basicConsume(Topology.PAY, false, new PayConsumer(forConsuming, handler));
+            List<String> tags = new ArrayList<>();
+            for (Topology.CommandQueue queue : Topology.CommandQueue.values()) {
+                tags.add(forConsuming.basicConsume(queue.name, false,
+                        new CommandConsumer(forConsuming, queue, handler)));
+            }
+            consumerTags = List.copyOf(tags);
             ((Recoverable) opened).addRecoveryListener(new Redeclare(opened));
             publishing = forPublishing;
             consuming = forConsuming;
             connection = opened;
-            LOG.infof("queue entrance: consuming %s on %s:%d", Topology.PAY, factory.getHost(), factory.getPort());
+            LOG.infof("queue entrance: consuming %s on %s:%d", queueNames(), factory.getHost(), factory.getPort());
         } catch (IOException | TimeoutException | RuntimeException e) {
             LOG.warnf("queue entrance: the broker at %s:%d is not reachable (%s); trying again in %d s",
                     factory.getHost(), factory.getPort(), e, RECONNECT.toSeconds());
@@ -201,6 +214,10 @@ public class Broker {
         unroutable.increment();
         LOG.warnf("queue entrance: an answer could not be routed to reply_to %s (%d %s); the command's sender no "
                 + "longer has that queue", returned.getRoutingKey(), returned.getReplyCode(), returned.getReplyText());
+    }
+
+    private static List<String> queueNames() {
+        return Arrays.stream(Topology.CommandQueue.values()).map(queue -> queue.name).toList();
     }
 
     private static void closeQuietly(Connection c) {
@@ -224,7 +241,7 @@ public class Broker {
 
         @Override
         public void handleRecovery(Recoverable recoverable) {
-            LOG.infof("queue entrance: connection to the broker recovered; consuming %s again", Topology.PAY);
+            LOG.infof("queue entrance: connection to the broker recovered; consuming %s again", queueNames());
             thread.execute(() -> {
                 try (Channel declaring = recovered.createChannel()) {
                     Topology.declare(declaring);
@@ -240,21 +257,23 @@ public class Broker {
         }
     }
 
-    /** Hands each delivery to the entrance. */
-    private static final class PayConsumer extends DefaultConsumer {
+    /** Hands each delivery of one command queue to the entrance, saying which queue it came from. */
+    private static final class CommandConsumer extends DefaultConsumer {
 
+        private final Topology.CommandQueue queue;
         private final Consumer<Delivery> handler;
 
-        PayConsumer(Channel channel, Consumer<Delivery> handler) {
+        CommandConsumer(Channel channel, Topology.CommandQueue queue, Consumer<Delivery> handler) {
             super(channel);
+            this.queue = queue;
             this.handler = handler;
         }
 
         @Override
         public void handleDelivery(String consumerTag, Envelope envelope, AMQP.BasicProperties properties,
                 byte[] body) {
-            handler.accept(new Delivery(getChannel(), envelope.getDeliveryTag(), envelope.isRedeliver(), properties,
-                    body));
+            handler.accept(new Delivery(queue, getChannel(), envelope.getDeliveryTag(), envelope.isRedeliver(),
+                    properties, body));
         }
     }
 }

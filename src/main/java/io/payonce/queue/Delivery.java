@@ -12,7 +12,7 @@ import com.rabbitmq.client.AlreadyClosedException;
 import com.rabbitmq.client.Channel;
 
 /**
- * One delivery of a command, settled exactly once: acknowledged, dead-lettered (the queue's dead-letter
+ * One delivery of a command from its queue, settled exactly once: acknowledged, dead-lettered (the queue's dead-letter
  * exchange takes it to {@link Topology#DEAD}) or returned to the queue. A second settlement is ignored; a
  * settlement on a channel that has closed meanwhile changes nothing, and the broker delivers the command
  * again.
@@ -23,6 +23,7 @@ final class Delivery {
     /** Set by the broker (quorum queues) on a command delivered again: how often it was returned before. */
     static final String DELIVERY_COUNT = "x-delivery-count";
 
+    private final Topology.CommandQueue queue;
     private final Channel channel;
     private final long tag;
     private final boolean redelivered;
@@ -30,12 +31,18 @@ final class Delivery {
     private final byte[] body;
     private final AtomicBoolean settled = new AtomicBoolean();
 
-    Delivery(Channel channel, long tag, boolean redelivered, AMQP.BasicProperties properties, byte[] body) {
+    Delivery(Topology.CommandQueue queue, Channel channel, long tag, boolean redelivered,
+            AMQP.BasicProperties properties, byte[] body) {
+        this.queue = queue;
         this.channel = channel;
         this.tag = tag;
         this.redelivered = redelivered;
         this.properties = properties;
         this.body = body;
+    }
+
+    Topology.CommandQueue queue() {
+        return queue;
     }
 
     boolean redelivered() {

@@ -5,6 +5,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -26,6 +27,9 @@ import io.payonce.api.ProblemMapper;
 import io.payonce.idempotency.Reply;
 import io.payonce.payment.PayCommand;
 import io.payonce.payment.PayService;
+import io.payonce.queue.Topology.CommandQueue;
+import io.payonce.refund.RefundCommand;
+import io.payonce.refund.RefundService;
 import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.common.vertx.VertxContext;
@@ -34,10 +38,13 @@ import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 
 /**
- * Pay commands from {@link Topology#PAY}, through the same gate as {@code POST /pay}: read by the same rules
- * ({@link PayCommands}), paid by {@link PayService} (a copy waits for a first execution still running, on any
- * instance, whatever entrance it came by), answered with what an HTTP client would get. A delivery is
- * acknowledged once its answer is a row of the {@link Outbox}, never before:
+ * Pay commands from {@link Topology#PAY} and refund commands from {@link Topology#REFUNDS}, each through the
+ * same gate as its HTTP endpoint ({@code POST /pay}, {@code POST /refunds}): read by the same rules
+ * ({@link PayCommands}), run by the same service ({@link PayService}, {@link RefundService}; a copy waits for a
+ * first execution still running, on any instance, whatever entrance it came by), answered with what an HTTP
+ * client would get. The queue a delivery came from decides only which reader and which service; everything
+ * after is one path for both. A delivery is acknowledged once its answer is a row of the {@link Outbox}, never
+ * before:
  * <ul>
  * <li>an answer of the gate (200, 402, 404, 409, 422, a replay): owed to {@code reply_to}, acknowledged;</li>
  * <li>202: the 202 owed now and the settled answer once the token holds it, acknowledged;</li>
@@ -64,40 +71,52 @@ public class QueueEntrance {
         ANSWERED, INTERIM, RETRIED, DEAD_LETTERED, REQUEUED
     }
 
+    /** A command as its queue's reader made it: whose, under which key, and its run through the gate. */
+    private record Command(String merchantId, String token, Supplier<Uni<Reply>> run) {
+    }
+
     private final PayOnceConfig.Queue settings;
     private final Broker broker;
     private final PayCommands commands;
     private final PayService pay;
+    private final RefundService refunds;
     private final ProblemMapper problems;
     private final Outbox outbox;
     private final OutboxPublisher publisher;
     private final Vertx vertx;
     private final Duration waitBound;
     private final Set<String> trustedUsers;
-    private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
-    private final Counter redeliveries;
+    private final Map<CommandQueue, Map<Outcome, Counter>> outcomes = new EnumMap<>(CommandQueue.class);
+    private final Map<CommandQueue, Counter> redeliveries = new EnumMap<>(CommandQueue.class);
 
-    QueueEntrance(PayOnceConfig config, Broker broker, PayCommands commands, PayService pay, ProblemMapper problems,
-            Outbox outbox, OutboxPublisher publisher, Vertx vertx, MeterRegistry meters) {
+    QueueEntrance(PayOnceConfig config, Broker broker, PayCommands commands, PayService pay, RefundService refunds,
+            ProblemMapper problems, Outbox outbox, OutboxPublisher publisher, Vertx vertx, MeterRegistry meters) {
         this.settings = config.queue();
         this.broker = broker;
         this.commands = commands;
         this.pay = pay;
+        this.refunds = refunds;
         this.problems = problems;
         this.outbox = outbox;
         this.publisher = publisher;
         this.vertx = vertx;
         this.waitBound = config.idempotency().waitTimeout();
         this.trustedUsers = Set.copyOf(settings.trustedUsers().orElse(List.of()));
-        for (Outcome outcome : Outcome.values()) {
-            outcomes.put(outcome, Counter.builder("payonce.queue.deliveries")
-                    .description("deliveries of pay commands, by what became of them")
-                    .tag("outcome", outcome.name().toLowerCase())
+        for (CommandQueue queue : CommandQueue.values()) {
+            Map<Outcome, Counter> ofQueue = new EnumMap<>(Outcome.class);
+            for (Outcome outcome : Outcome.values()) {
+                ofQueue.put(outcome, Counter.builder("payonce.queue.deliveries")
+                        .description("deliveries of commands, by queue and by what became of them")
+                        .tag("queue", queue.name)
+                        .tag("outcome", outcome.name().toLowerCase())
+                        .register(meters));
+            }
+            outcomes.put(queue, ofQueue);
+            redeliveries.put(queue, Counter.builder("payonce.queue.redeliveries")
+                    .description("deliveries the broker marked as delivered before (after a crash, a cut or a retry)")
+                    .tag("queue", queue.name)
                     .register(meters));
         }
-        this.redeliveries = Counter.builder("payonce.queue.redeliveries")
-                .description("deliveries the broker marked as delivered before (after a crash, a cut or a retry)")
-                .register(meters);
     }
 
     void start(@Observes StartupEvent started) {
@@ -117,35 +136,51 @@ public class QueueEntrance {
     /** On the client's consumer thread: the delivery is handled on a Vert.x context of its own. */
     void accept(Delivery delivery) {
         if (delivery.redelivered()) {
-            redeliveries.increment();
+            redeliveries.get(delivery.queue()).increment();
         }
+        Map<Outcome, Counter> counted = outcomes.get(delivery.queue());
         Context context = VertxContext.createNewDuplicatedContext(vertx.getOrCreateContext());
         context.runOnContext(start -> handle(delivery).subscribe().with(
-                outcome -> outcomes.get(outcome).increment(),
+                outcome -> counted.get(outcome).increment(),
                 failure -> {
                     LOG.warnf("queue entrance: a command's answer could not be stored (%s); it is delivered again "
                             + "in %d ms", failure, settings.retryDelay().toMillis());
                     later(delivery::requeue);
-                    outcomes.get(Outcome.REQUEUED).increment();
+                    counted.get(Outcome.REQUEUED).increment();
                 }));
     }
 
     private Uni<Outcome> handle(Delivery delivery) {
-        PayCommand command;
+        Command command;
         try {
             String merchant = merchantOf(delivery);
             if (Answers.namesMember(delivery.body(), BODY_MERCHANT)) {
                 throw new InvalidRequestException("invalid_request", "a command's merchant is its user_id (or a"
                         + " trusted producer's merchant-id header), never a body field: remove " + BODY_MERCHANT);
             }
-            command = commands.read(merchant, delivery.header(IDEMPOTENCY_KEY), delivery.properties().getContentType(),
-                    delivery.body());
+            command = read(delivery, merchant);
         } catch (RuntimeException refused) {
             return deadLetter(delivery, problems.answer(refused));
         }
-        return pay.pay(command, waitBound, false)
+        return command.run().get()
                 .onItem().transformToUni(reply -> answered(delivery, command, reply))
                 .onFailure().recoverWithUni(failure -> failed(delivery, problems.answer(failure)));
+    }
+
+    /** The command by its queue's rules, those of its HTTP endpoint; fails as that endpoint's reading does. */
+    private Command read(Delivery delivery, String merchant) {
+        String key = delivery.header(IDEMPOTENCY_KEY);
+        String contentType = delivery.properties().getContentType();
+        return switch (delivery.queue()) {
+            case PAY -> {
+                PayCommand command = commands.read(merchant, key, contentType, delivery.body());
+                yield new Command(command.merchantId(), command.token(), () -> pay.pay(command, waitBound, false));
+            }
+            case REFUNDS -> {
+                RefundCommand command = commands.readRefund(merchant, key, contentType, delivery.body());
+                yield new Command(command.merchantId(), command.token(), () -> refunds.refund(command, waitBound));
+            }
+        };
     }
 
     /**
@@ -171,7 +206,7 @@ public class QueueEntrance {
         return merchant;
     }
 
-    private Uni<Outcome> answered(Delivery delivery, PayCommand command, Reply reply) {
+    private Uni<Outcome> answered(Delivery delivery, Command command, Reply reply) {
         String replyTo = replyTo(delivery);
         if (replyTo == null) {
             delivery.ack();

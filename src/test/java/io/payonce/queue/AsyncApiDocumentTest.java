@@ -28,29 +28,48 @@ class AsyncApiDocumentTest {
         JsonNode document = read();
 
         assertEquals("2.6.0", document.path("asyncapi").asText());
-        assertEquals(Set.of(Topology.PAY, Topology.DEAD, "reply_to"), names(document.path("channels")));
-        for (String queue : Set.of(Topology.PAY, Topology.DEAD)) {
+        assertEquals(Set.of(Topology.PAY, Topology.REFUNDS, Topology.DEAD, "reply_to"),
+                names(document.path("channels")));
+        for (String queue : Set.of(Topology.PAY, Topology.REFUNDS, Topology.DEAD)) {
             assertEquals(queue, document.path("channels").path(queue).path("bindings").path("amqp").path("queue")
                     .path("name").asText(), queue + "'s binding names it");
         }
     }
 
     @Test
-    void commandHeaders_areTheOnesTheEntranceReads() throws IOException {
-        JsonNode command = read().path("components").path("messages").path("PayCommand");
+    void eachCommandQueue_carriesItsCommand_andItsAnswerGoesToReplyTo() throws IOException {
+        JsonNode channels = read().path("channels");
 
-        assertEquals(Set.of(QueueEntrance.IDEMPOTENCY_KEY, QueueEntrance.MERCHANT_ID),
-                names(command.path("headers").path("properties")));
-        assertTrue(command.path("payload").path("description").asText().contains(QueueEntrance.BODY_MERCHANT),
-                "the document says a body naming the merchant is refused");
+        assertEquals("#/components/messages/PayCommand",
+                channels.path(Topology.PAY).path("publish").path("message").path("$ref").asText());
+        assertEquals("#/components/messages/RefundCommand",
+                channels.path(Topology.REFUNDS).path("publish").path("message").path("$ref").asText());
+        Set<String> answers = new TreeSet<>();
+        channels.path("reply_to").path("subscribe").path("message").path("oneOf")
+                .forEach(message -> answers.add(message.path("$ref").asText()));
+        assertEquals(Set.of("#/components/messages/PayAnswer", "#/components/messages/RefundAnswer"), answers);
+    }
+
+    @Test
+    void commandHeaders_areTheOnesTheEntranceReads() throws IOException {
+        for (String message : Set.of("PayCommand", "RefundCommand")) {
+            JsonNode command = read().path("components").path("messages").path(message);
+
+            assertEquals(Set.of(QueueEntrance.IDEMPOTENCY_KEY, QueueEntrance.MERCHANT_ID),
+                    names(command.path("headers").path("properties")), message);
+            assertTrue(command.path("payload").path("description").asText().contains(QueueEntrance.BODY_MERCHANT),
+                    message + ": the document says a body naming the merchant is refused");
+        }
     }
 
     @Test
     void answerHeaders_areTheOnesTheEntranceWrites() throws IOException {
-        JsonNode answer = read().path("components").path("messages").path("PayAnswer");
+        for (String message : Set.of("PayAnswer", "RefundAnswer")) {
+            JsonNode answer = read().path("components").path("messages").path(message);
 
-        assertEquals(Set.of(Answers.STATUS, Answers.CODE, Answers.REPLAYED),
-                names(answer.path("headers").path("properties")));
+            assertEquals(Set.of(Answers.STATUS, Answers.CODE, Answers.REPLAYED),
+                    names(answer.path("headers").path("properties")), message);
+        }
     }
 
     private static JsonNode read() throws IOException {

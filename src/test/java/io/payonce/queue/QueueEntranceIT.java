@@ -28,7 +28,6 @@ import io.payonce.support.PayClient.Books;
 import io.payonce.support.PayRequest;
 import io.payonce.support.QueueAnswer;
 import io.payonce.support.QueueClient;
-import io.payonce.support.RabbitVhost;
 
 /**
  * Pay commands on RabbitMQ (contract section 9) through the same gate as {@code POST /pay}, against a packaged
@@ -46,43 +45,26 @@ class QueueEntranceIT {
     private static final Duration SETTLE_BOUND = Duration.ofSeconds(30);
     private static final int RETRIES = 2;
 
-    private static RabbitVhost vhost;
+    private static QueueInstance instance;
     private static AppProcess app;
-    private static String merchant;
     private static QueueClient queue;
     private static PayClient http;
 
     @BeforeAll
     static void start() throws Exception {
-        vhost = RabbitVhost.create(QueueEntranceIT.class);
-        merchant = "merchant_q_" + UUID.randomUUID().toString().substring(0, 8);
-        RabbitVhost.Credentials user = vhost.user(merchant);
-        app = AppProcess.named("queue-entrance")
-                .env("PAYONCE_QUEUE_ENABLED", "true")
-                .env("PAYONCE_QUEUE_RETRIES", Integer.toString(RETRIES))
-                .env("PAYONCE_QUEUE_RETRY_DELAY", "200ms")
-                .env("PAYONCE_CHANNEL_TIMEOUT", "1s")
-                // above the channel timeout plus the database timeout, as the service requires, and short: a
-                // payment answered 202 is reconciled once its owner's lease has ended
-                .env("PAYONCE_IDEMPOTENCY_LEASE", "4s")
-                .env("PAYONCE_RECONCILE_INTERVAL", "1s")
-                .env("PAYONCE_RECONCILE_MIN_AGE", "2s");
-        vhost.appEnv().forEach(app::env);
-        AppProcess.startAll(app);
-        queue = QueueClient.connect(vhost, user);
-        queue.awaitQueue(PAY, ANSWER_BOUND);
-        http = new PayClient(app, merchant);
-        http.sandbox("ok", 0, 0);
+        instance = QueueInstance.start(QueueEntranceIT.class, "queue-entrance",
+                app -> QueueInstance.settlingQuickly(app)
+                        .env("PAYONCE_QUEUE_RETRIES", Integer.toString(RETRIES))
+                        .env("PAYONCE_QUEUE_RETRY_DELAY", "200ms"));
+        app = instance.app;
+        queue = instance.queue;
+        http = instance.http;
     }
 
     @AfterAll
     static void stop() throws InterruptedException {
-        if (queue != null) {
-            queue.close();
-        }
-        AppProcess.closeAll(app);
-        if (vhost != null) {
-            vhost.close();
+        if (instance != null) {
+            instance.close();
         }
     }
 
