@@ -116,6 +116,8 @@ class RefundCrashIT {
             ledgerAfterRecovery.put(refund, channel.refundLedger(refund.orderNo()));
             orderAfterRecovery.put(refund, client.orderRefunds(refund.orderNo()));
         }
+        // what each refund met, for a reader of a passing run too
+        all().forEach(refund -> System.out.println("RefundCrashIT: " + story(refund)));
         channel.refundBehavior("ok", 0, 0);
     }
 
@@ -134,6 +136,8 @@ class RefundCrashIT {
     @Order(1)
     void killedDuringTheChannelCall_reconciliationBooksTheOneRefundTheChannelMade() {
         assertForEach(duringRefund, refund -> {
+            RefundLedger crash = afterCrash.get(refund);
+            assertTrue(crash.refundAttempts() == 1 && crash.refunds() == 0, "W died while the refund was under way");
             RefundLedger ledger = ledgerAfterRecovery.get(refund);
             OrderRefunds order = orderAfterRecovery.get(refund);
             assertEquals(1, ledger.refunds(), "exactly one refund at the channel");
