@@ -34,8 +34,9 @@ import io.payonce.support.PayClient.RefundRequest;
 import io.payonce.support.WorkerAndSandbox;
 
 /**
- * A worker instance W is killed with SIGKILL while refunds of paid orders are at two stages: (b) under way
- * at the channel, which takes 1.5 s to refund; (a) just sent to W. The channel is the sandbox of a second
+ * A worker instance W is killed with SIGKILL while refunds of paid orders are at three stages: (c) made by
+ * the channel, its answer not back yet; (b) under way at the channel, which takes 1.5 s to refund; (a)
+ * just sent to W. The channel is the sandbox of a second
  * instance S, never killed, whose ledger outlives W. W is started again and reconciles; then every refund
  * must be settled on the channel's word (the order's refunded amount is the ledger's, with at most one
  * refund per refund number), and a retry of every original request must get the final answer those books
@@ -62,6 +63,7 @@ class RefundCrashIT {
     private PayClient client;
     private ExecutorService senders;
 
+    private List<RefundRequest> afterAccept;
     private List<RefundRequest> duringRefund;
     private List<RefundRequest> justSent;
     private final Map<RefundRequest, Answer> beforeKill = new LinkedHashMap<>();
@@ -80,21 +82,31 @@ class RefundCrashIT {
         client = instances.client();
         warmUp();
 
-        // two partial refunds and one in full under way; two partial ones just sent
+        // two partial refunds made by the channel; two partial ones and one in full under way; four just sent
+        afterAccept = List.of(client.newRefund(client.paidOrder().orderNo(), PART),
+                client.newRefund(client.paidOrder().orderNo(), PART));
         duringRefund = List.of(client.newRefund(client.paidOrder().orderNo(), PART),
                 client.newRefund(client.paidOrder().orderNo(), PART),
                 client.newRefund(client.paidOrder().orderNo(), PayClient.AMOUNT));
         justSent = List.of(client.newRefund(client.paidOrder().orderNo(), PART),
+                client.newRefund(client.paidOrder().orderNo(), PART), client.newRefund(client.paidOrder().orderNo(), PART),
                 client.newRefund(client.paidOrder().orderNo(), PART));
-        senders = Executors.newFixedThreadPool(8);
+        senders = Executors.newFixedThreadPool(16);
         Map<RefundRequest, CompletableFuture<Answer>> inFlight = new LinkedHashMap<>();
+
+        // recorded at the channel at once, answered only after W's channel timeout
+        channel.refundBehavior("timeout_after_accept", 0, afterAccept.size());
+        afterAccept.forEach(refund -> inFlight.put(refund, send(refund)));
+        Await.until("the late refunds to be made", Duration.ofSeconds(3), () -> afterAccept.stream()
+                .allMatch(refund -> channel.refundLedger(refund.orderNo()).refunds() == 1));
 
         channel.refundBehavior("ok", SLOW_REFUND_MS, duringRefund.size() + justSent.size());
         duringRefund.forEach(refund -> inFlight.put(refund, send(refund)));
         Await.until("the slow refunds to arrive at the channel", Duration.ofSeconds(3), () -> duringRefund.stream()
                 .allMatch(refund -> channel.refundLedger(refund.orderNo()).refundAttempts() == 1));
         Thread.sleep(INTO_THE_REFUND_MS);
-        long[] pauses = { 10, 0 };
+        // sent 70, 30, 10 and 0 ms before W dies, so they die at different early steps
+        long[] pauses = { 40, 20, 10, 0 };
         for (int i = 0; i < justSent.size(); i++) {
             inFlight.put(justSent.get(i), send(justSent.get(i)));
             Thread.sleep(pauses[i]);
@@ -131,13 +143,19 @@ class RefundCrashIT {
         }
     }
 
-    /** The channel completes a refund it accepted whatever its caller does; reconciliation finds it and books it. */
+    /**
+     * The channel completes a refund it accepted whatever its caller does, and its answer may never come
+     * back; reconciliation asks the channel, and books the one refund it made.
+     */
     @Test
     @Order(1)
-    void killedDuringTheChannelCall_reconciliationBooksTheOneRefundTheChannelMade() {
-        assertForEach(duringRefund, refund -> {
+    void acceptedByTheChannelBeforeTheCrash_reconciliationBooksTheOneRefundTheChannelMade() {
+        List<RefundRequest> accepted = new ArrayList<>(afterAccept);
+        accepted.addAll(duringRefund);
+        assertForEach(accepted, refund -> {
             RefundLedger crash = afterCrash.get(refund);
-            assertTrue(crash.refundAttempts() == 1 && crash.refunds() == 0, "W died while the refund was under way");
+            assertTrue(crash.refundAttempts() == 1 && crash.refunds() == (afterAccept.contains(refund) ? 1 : 0),
+                    "W died after the channel made the refund (c), or while it was under way (b)");
             RefundLedger ledger = ledgerAfterRecovery.get(refund);
             OrderRefunds order = orderAfterRecovery.get(refund);
             assertEquals(1, ledger.refunds(), "exactly one refund at the channel");
@@ -219,7 +237,8 @@ class RefundCrashIT {
     }
 
     private List<RefundRequest> all() {
-        List<RefundRequest> all = new ArrayList<>(duringRefund);
+        List<RefundRequest> all = new ArrayList<>(afterAccept);
+        all.addAll(duringRefund);
         all.addAll(justSent);
         return all;
     }
@@ -230,7 +249,8 @@ class RefundCrashIT {
 
     /** A refund's whole story, for the message of any check of it that fails. */
     private String story(RefundRequest refund) {
-        return (duringRefund.contains(refund) ? "(b) during the refund " : "(a) just sent ") + refund
+        return (afterAccept.contains(refund) ? "(c) made by the channel " : duringRefund.contains(refund)
+                ? "(b) during the refund " : "(a) just sent ") + refund
                 + " (before the kill: " + beforeKill.get(refund) + "; ledger after the crash: " + afterCrash.get(refund)
                 + "; recovered " + settledAfterMs + " ms after W was ready again: " + orderAfterRecovery.get(refund)
                 + ", " + ledgerAfterRecovery.get(refund) + ")";
