@@ -256,4 +256,92 @@ public final class PayClient {
                 problem ? json.getString("code") : null, json.getString("txn_id"));
     }
 
+
+    /** One refund a client means to make: its order, its own refund number, its own token and the amount. */
+    public record RefundRequest(String orderNo, String refundNo, String token, long amount) {
+
+        public Map<String, Object> body() {
+            return Map.of("order_no", orderNo, "refund_no", refundNo, "amount", amount);
+        }
+
+        /** {@code spec} carrying this refund: its token as an Idempotency-Key structured-field string, and its body. */
+        public RequestSpecification on(RequestSpecification spec) {
+            return spec.header("Idempotency-Key", "\"" + token + "\"").body(body());
+        }
+
+        @Override
+        public String toString() {
+            return refundNo + " of " + amount + " on " + orderNo;
+        }
+    }
+
+    /** An order as {@code GET /orders/{order_no}} shows its refunds: status, refunded amount, refund records. */
+    public record OrderRefunds(String status, long refundedAmount, List<Map<String, Object>> refunds) {
+    }
+
+    /**
+     * The channel's refund ledger for one order: distinct successful refunds, the amount they gave back, and
+     * refund calls that arrived; with the charges beside them.
+     */
+    public record RefundLedger(long charges, long refunds, long refundedAmount, long refundAttempts) {
+    }
+
+    /** A paid order: a new order paid through this instance, its payment answered 200. */
+    public PayRequest paidOrder() {
+        PayRequest payment = newRequest();
+        Answer paid = pay(payment);
+        if (paid.status() != 200) {
+            throw new AssertionError("paying " + payment.orderNo() + " failed: " + paid);
+        }
+        return payment;
+    }
+
+    /** A refund of {@code amount} of the order, with a fresh token and a refund number of its own. */
+    public RefundRequest newRefund(String orderNo, long amount) {
+        String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        String token = call(CALL_TIMEOUT).post("/tokens").then().statusCode(201).extract().path("token");
+        return new RefundRequest(orderNo, "rfd_" + suffix, token, amount);
+    }
+
+    /** POST /refunds of the refund; a broken connection is an answer too, never an exception. */
+    public Answer refund(RefundRequest refund) {
+        return Answer.of(() -> refund.on(call(PAY_TIMEOUT)).post("/refunds"));
+    }
+
+    /** {@link #payUntilFinal} for a refund: the same refund again while the answer is not final, within {@code bound}. */
+    public Answer refundUntilFinal(RefundRequest refund, Duration bound) {
+        return Await.upTo(bound, () -> refund(refund),
+                answer -> !answer.isRetryable() && answer.answered() && answer.status() != 202);
+    }
+
+    /** The next {@code count} refunds at this instance's sandbox take {@code mode} after {@code latencyMs}. */
+    public void refundBehavior(String mode, long latencyMs, int count) {
+        call(CALL_TIMEOUT).body(Map.of("operation", "refund", "mode", mode, "latency_ms", latencyMs, "count", count))
+                .put("/sandbox/behavior").then().statusCode(200);
+    }
+
+    public OrderRefunds orderRefunds(String orderNo) {
+        JsonPath order = call(CALL_TIMEOUT).get("/orders/" + orderNo).then().statusCode(200).extract().jsonPath();
+        return new OrderRefunds(order.getString("status"), order.getLong("refunded_amount"), order.getList("refunds"));
+    }
+
+    /** The refund's status as {@code GET /refunds/{refund_no}} shows it, or null when there is no such refund. */
+    public String refundStatus(String refundNo) {
+        Response r = call(CALL_TIMEOUT).get("/refunds/" + refundNo);
+        return r.statusCode() == 404 ? null : r.then().statusCode(200).extract().path("status");
+    }
+
+    /** The refund id the channel recorded for the refund number, or null when it has none. */
+    public String channelRefundId(String refundNo) {
+        Response r = call(CALL_TIMEOUT).get("/sandbox/refunds/" + refundNo);
+        return r.statusCode() == 200 ? r.jsonPath().getString("refund_id") : null;
+    }
+
+    /** Reads the refund ledger from this instance's sandbox, which reads the shared ledger table. */
+    public RefundLedger refundLedger(String orderNo) {
+        JsonPath ledger = call(CALL_TIMEOUT).queryParam("order_no", orderNo).get("/sandbox/charges")
+                .then().statusCode(200).extract().jsonPath();
+        return new RefundLedger(ledger.getLong("charges"), ledger.getLong("refunds"), ledger.getLong("refunded_amount"),
+                ledger.getLong("refund_attempts"));
+    }
 }
