@@ -112,4 +112,29 @@ class RefundReconciliationTest {
         assertEquals(300, order(orderNo).getLong("refunded_amount"));
         assertEquals(1, ledger(orderNo).refunds());
     }
+
+    /**
+     * A refund still unknown to the channel past give-up-after is closed there under its own number, answered
+     * 402 refund_not_completed, and its amount may be refunded again.
+     */
+    @Test
+    void refundStillUnknownPastGiveUpAfter_isClosedAtTheChannel_andItsReservationReleased() {
+        String orderNo = paidOrder();
+        RefundRequest r = refundOf(orderNo, AMOUNT);
+        sandboxRefunds("timeout_after_accept", 0, 1);
+        refund(r).then().statusCode(202);
+        db.execute("DELETE FROM sandbox_charges WHERE request_no = ? AND kind = 'REFUND'", r.refundNo());
+        db.execute("UPDATE payments SET created_at = created_at - INTERVAL 2 HOUR, reconcile_after = NULL,"
+                + " lease_until = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND WHERE status = 'PROCESSING'");
+
+        reconciler.runOnce().await().atMost(RUN);
+
+        refund(r).then().statusCode(402).body("code", equalTo("refund_not_completed"));
+        as(MERCHANT).get("/sandbox/refunds/" + r.refundNo()).then().body("status", equalTo("CLOSED"));
+        // the forgotten call was the only one: a close is no refund call, and nothing was sent again
+        assertEquals(new RefundLedger(0, 0, 0), ledger(orderNo));
+        refund(refundOf(orderNo, AMOUNT)).then().statusCode(200);
+        assertEquals("REFUNDED", order(orderNo).getString("status"));
+        assertEquals(new RefundLedger(1, AMOUNT, 1), ledger(orderNo));
+    }
 }
