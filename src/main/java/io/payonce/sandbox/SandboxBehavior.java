@@ -6,46 +6,52 @@ import java.util.concurrent.ConcurrentMap;
 import jakarta.enterprise.context.ApplicationScoped;
 
 /**
- * Each merchant's fault behaviour of this instance's sandbox: the merchant's next {@code count} charges
- * take {@code mode} after {@code latencyMs}, then its charges are {@code ok} with no latency again. One
- * merchant's setting never touches another's charges. Kept in memory: it is a test control of one
- * instance; what a charge will do is written into the ledger the moment it arrives, so the ledger, shared
- * by every instance, is what outlives this process.
+ * Each merchant's fault behaviour of this instance's sandbox, one per operation: the merchant's next {@code count}
+ * charges (or refunds) take {@code mode} after {@code latencyMs}, then they are {@code ok} with no latency again.
+ * One merchant's setting never touches another's calls, nor a charge setting a refund. Kept in memory: it is a
+ * test control of one instance; what a call will do is written into the ledger the moment it arrives, so the
+ * ledger, shared by every instance, is what outlives this process.
  */
 @ApplicationScoped
 public class SandboxBehavior {
 
-    /** One behaviour setting, or the step one charge takes. */
-    public record Setting(SandboxMode mode, long latencyMs, int count) {
-        static final Setting NORMAL = new Setting(SandboxMode.OK, 0, 0);
+    /** One behaviour setting, or the step one call takes. */
+    public record Setting(SandboxOperation operation, SandboxMode mode, long latencyMs, int count) {
+        static Setting normal(SandboxOperation operation) {
+            return new Setting(operation, SandboxMode.OK, 0, 0);
+        }
     }
 
-    private final ConcurrentMap<String, Setting> byMerchant = new ConcurrentHashMap<>();
+    private record Key(String merchantId, SandboxOperation operation) {
+    }
+
+    private final ConcurrentMap<Key, Setting> settings = new ConcurrentHashMap<>();
 
     public Setting replace(String merchantId, Setting setting) {
+        Key key = new Key(merchantId, setting.operation());
         if (setting.count() <= 0) {
-            byMerchant.remove(merchantId);
-            return Setting.NORMAL;
+            settings.remove(key);
+            return Setting.normal(setting.operation());
         }
-        byMerchant.put(merchantId, setting);
+        settings.put(key, setting);
         return setting;
     }
 
-    public Setting current(String merchantId) {
-        return byMerchant.getOrDefault(merchantId, Setting.NORMAL);
+    public Setting current(String merchantId, SandboxOperation operation) {
+        return settings.getOrDefault(new Key(merchantId, operation), Setting.normal(operation));
     }
 
-    /** True while the merchant has no behaviour set: every charge of its is {@code ok} at once. */
-    public boolean isNormal(String merchantId) {
-        return !byMerchant.containsKey(merchantId);
+    /** True while the merchant has no behaviour set for the operation: every call of it is {@code ok} at once. */
+    public boolean isNormal(String merchantId, SandboxOperation operation) {
+        return !settings.containsKey(new Key(merchantId, operation));
     }
 
-    /** Takes the merchant's step for one charge, counting it down. */
-    public Setting next(String merchantId) {
-        Setting[] taken = { Setting.NORMAL };
-        byMerchant.computeIfPresent(merchantId, (merchant, now) -> {
-            taken[0] = new Setting(now.mode(), now.latencyMs(), 1);
-            return now.count() <= 1 ? null : new Setting(now.mode(), now.latencyMs(), now.count() - 1);
+    /** Takes the merchant's step for one call of the operation, counting it down. */
+    public Setting next(String merchantId, SandboxOperation operation) {
+        Setting[] taken = { Setting.normal(operation) };
+        settings.computeIfPresent(new Key(merchantId, operation), (key, now) -> {
+            taken[0] = new Setting(operation, now.mode(), now.latencyMs(), 1);
+            return now.count() <= 1 ? null : new Setting(operation, now.mode(), now.latencyMs(), now.count() - 1);
         });
         return taken[0];
     }

@@ -10,14 +10,14 @@ import io.payonce.PayOnceConfig;
 import io.smallrye.mutiny.Uni;
 
 /**
- * What the sandbox does with a charge: idempotent by request number, recorded on arrival with the outcome
- * it will have, and, per merchant, slow, declined, refused before accepting or answered too late. The
- * HTTP side is {@link SandboxResource}.
+ * What the sandbox does with a charge or a refund: idempotent by its number, recorded on arrival with the outcome
+ * it will have, and, per merchant and operation, slow, declined, refused before accepting or answered too late.
+ * Both operations run this one path. The HTTP side is {@link SandboxResource}.
  */
 @ApplicationScoped
 public class SandboxChannel {
 
-    /** The answer to a late charge comes this long after the client gave up. */
+    /** The answer to a late call comes this long after the client gave up. */
     private static final Duration PAST_CLIENT_TIMEOUT = Duration.ofSeconds(1);
     private static final Duration SETTLE_CHECK_EVERY = Duration.ofMillis(10);
     private static final int SETTLE_CHECKS = 50;
@@ -32,18 +32,19 @@ public class SandboxChannel {
         this.config = config;
     }
 
-    /** A charge as the channel's client sends it. */
-    public record Charge(String merchantId, String orderNo, String requestNo, long amount, String currency) {
+    /** A charge or a refund as the channel's client sends it: {@code number} is its request or refund number. */
+    public record Call(SandboxOperation operation, String merchantId, String orderNo, String number, long amount,
+            String currency) {
     }
 
-    /** How a charge call ends. */
+    /** How a call ends. */
     public sealed interface Answer {
-        /** Refused before anything was recorded: nothing was charged. */
+        /** Refused before anything was recorded: nothing was charged or refunded. */
         record NotAccepted() implements Answer {
         }
 
-        /** The charge as recorded: pending, or its final outcome. */
-        record Recorded(SandboxCharge charge) implements Answer {
+        /** The entry as recorded: pending, or its final outcome. */
+        record Recorded(SandboxEntry entry) implements Answer {
         }
 
         /** The record vanished while the call waited (only when the ledger is emptied by hand, as tests do). */
@@ -52,18 +53,19 @@ public class SandboxChannel {
     }
 
     /**
-     * Charges once per request number. Every call is counted: by its charge when it records one, on its own
-     * otherwise. With no behaviour set, a charge is recorded at once, so the insert alone tells a fresh
+     * Charges or refunds once per number. Every call is counted: by its entry when it records one, on its own
+     * otherwise. With no behaviour set, an entry is recorded at once, so the insert alone tells a fresh
      * number from a repeat; a set behaviour is taken by fresh numbers only.
      */
-    public Uni<Answer> charge(Charge request) {
+    public Uni<Answer> call(Call request) {
         String merchantId = request.merchantId();
-        if (behavior.isNormal(merchantId)) {
-            return fresh(request, SandboxBehavior.Setting.NORMAL);
+        SandboxOperation operation = request.operation();
+        if (behavior.isNormal(merchantId, operation)) {
+            return fresh(request, SandboxBehavior.Setting.normal(operation));
         }
-        return ledger.find(merchantId, request.requestNo())
+        return ledger.find(operation, merchantId, request.number())
                 .flatMap(existing -> existing.isPresent() ? repeat(request, existing)
-                        : fresh(request, behavior.next(merchantId)));
+                        : fresh(request, behavior.next(merchantId, operation)));
     }
 
     /**
@@ -71,10 +73,11 @@ public class SandboxChannel {
      * with the outcome it will have after the step's latency and answered then, as the record stands (a
      * close in between turned it CLOSED); a late answer comes after the client has given up.
      */
-    private Uni<Answer> fresh(Charge request, SandboxBehavior.Setting step) {
+    private Uni<Answer> fresh(Call request, SandboxBehavior.Setting step) {
+        SandboxOperation operation = request.operation();
         if (step.mode() == SandboxMode.FAIL_BEFORE_ACCEPT) {
             return after(Duration.ofMillis(step.latencyMs()))
-                    .flatMap(v -> ledger.countAttempt(request.merchantId(), request.orderNo()))
+                    .flatMap(v -> ledger.countAttempt(operation, request.merchantId(), request.orderNo()))
                     .replaceWith(new Answer.NotAccepted());
         }
         String outcome = step.mode() == SandboxMode.DECLINE ? "DECLINED" : "SUCCEEDED";
@@ -84,14 +87,13 @@ public class SandboxChannel {
             answerAfter = late.compareTo(answerAfter) > 0 ? late : answerAfter;
         }
         Duration wait = answerAfter;
-        String txnId = "sbx_" + UUID.randomUUID().toString().replace("-", "");
-        return ledger.record(request.merchantId(), request.requestNo(), request.orderNo(), request.amount(),
-                request.currency(), outcome, txnId, step.latencyMs())
+        String id = operation.idPrefix + UUID.randomUUID().toString().replace("-", "");
+        return ledger.record(operation, request.merchantId(), request.number(), request.orderNo(), request.amount(),
+                request.currency(), outcome, id, step.latencyMs())
                 .flatMap(recorded -> recorded
-                        ? after(wait).flatMap(v -> settled(request.merchantId(), request.requestNo(), SETTLE_CHECKS))
-                                .map(SandboxChannel::answer)
+                        ? after(wait).flatMap(v -> settled(request, SETTLE_CHECKS)).map(SandboxChannel::answer)
                         // recorded already (a concurrent call with the same number, or a fence): a repeat
-                        : ledger.find(request.merchantId(), request.requestNo())
+                        : ledger.find(operation, request.merchantId(), request.number())
                                 .flatMap(existing -> repeat(request, existing)));
     }
 
@@ -99,20 +101,21 @@ public class SandboxChannel {
      * The record once it has taken effect: its time is on the database's clock, which the wait on this
      * process's clock may be a few milliseconds short of.
      */
-    private Uni<Optional<SandboxCharge>> settled(String merchantId, String requestNo, int checksLeft) {
-        return ledger.find(merchantId, requestNo).flatMap(charge -> charge.isPresent() && charge.get().isPending()
-                && checksLeft > 0
-                ? after(SETTLE_CHECK_EVERY).flatMap(v -> settled(merchantId, requestNo, checksLeft - 1))
-                : Uni.createFrom().item(charge));
+    private Uni<Optional<SandboxEntry>> settled(Call request, int checksLeft) {
+        return ledger.find(request.operation(), request.merchantId(), request.number())
+                .flatMap(entry -> entry.isPresent() && entry.get().isPending() && checksLeft > 0
+                        ? after(SETTLE_CHECK_EVERY).flatMap(v -> settled(request, checksLeft - 1))
+                        : Uni.createFrom().item(entry));
     }
 
-    /** A call for a number already recorded: counted, never charged again, answered with the record. */
-    private Uni<Answer> repeat(Charge request, Optional<SandboxCharge> existing) {
-        return ledger.countAttempt(request.merchantId(), request.orderNo()).replaceWith(answer(existing));
+    /** A call for a number already recorded: counted, never run again, answered with the record. */
+    private Uni<Answer> repeat(Call request, Optional<SandboxEntry> existing) {
+        return ledger.countAttempt(request.operation(), request.merchantId(), request.orderNo())
+                .replaceWith(answer(existing));
     }
 
-    private static Answer answer(Optional<SandboxCharge> charge) {
-        return charge.<Answer>map(Answer.Recorded::new).orElseGet(Answer.Gone::new);
+    private static Answer answer(Optional<SandboxEntry> entry) {
+        return entry.<Answer>map(Answer.Recorded::new).orElseGet(Answer.Gone::new);
     }
 
     private static Uni<Void> after(Duration delay) {

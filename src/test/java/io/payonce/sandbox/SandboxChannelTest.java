@@ -10,6 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -18,6 +20,8 @@ import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.payonce.support.Await;
 import io.payonce.support.Fixtures;
@@ -60,6 +64,33 @@ class SandboxChannelTest {
                 .body("order_no", equalTo(orderNo))
                 .body("charges", equalTo(1))
                 .body("attempts", equalTo(2));
+    }
+
+    /** The members a channel client reads, in their order: a charge, a fenced number, the ledger. */
+    @Test
+    void answers_keepTheirMembers_andTheLedgerNamesRefundsToo() throws Exception {
+        String orderNo = id("ord");
+        String requestNo = id("req");
+        String fenced = id("req");
+        List<String> charge = List.of("txn_id", "request_no", "order_no", "amount", "currency", "status");
+
+        String charged = charge(MERCHANT, orderNo, requestNo).then().statusCode(200).extract().asString();
+        close(MERCHANT, fenced).then().statusCode(200);
+        String closed = query(MERCHANT, fenced).then().statusCode(200).extract().asString();
+        String ledger = as(MERCHANT).queryParam("order_no", orderNo).get("/sandbox/charges").then().statusCode(200)
+                .extract().asString();
+
+        assertEquals(charge, members(charged));
+        assertEquals(charge, members(closed));
+        assertTrue(new ObjectMapper().readTree(closed).get("txn_id").isNull(), closed);
+        assertEquals(List.of("order_no", "charges", "attempts", "refunds", "refunded_amount", "refund_attempts"),
+                members(ledger));
+    }
+
+    private static List<String> members(String json) throws Exception {
+        List<String> names = new ArrayList<>();
+        new ObjectMapper().readTree(json).fieldNames().forEachRemaining(names::add);
+        return names;
     }
 
     @Test

@@ -50,7 +50,11 @@ class SandboxSwitchIT {
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
     private static final Map<String, Object> CHARGE = Map.of("merchant_id", MERCHANT, "order_no", "ord_1",
             "request_no", "req_1", "amount", 100, "currency", "EUR");
+    private static final Map<String, Object> REFUND = Map.of("merchant_id", MERCHANT, "order_no", "ord_1",
+            "refund_no", "rfd_1", "amount", 100, "currency", "EUR");
     private static final Map<String, Object> DECLINE_NEXT = Map.of("mode", "decline", "count", 1);
+    /** The service's own tables, which the sandbox's migrations never touch. */
+    private static final List<String> SERVICE_TABLES = List.of("idempotency_tokens", "orders", "payments");
 
     @Test
     void freshDatabase_sandboxOff_leavesNoTrace_thenOn_makesItsTables() throws Exception {
@@ -65,6 +69,9 @@ class SandboxSwitchIT {
                     () -> assertNotFound(as(app).get("/sandbox/charges/req_1")),
                     () -> assertNotFound(as(app).body(CHARGE).post("/sandbox/charges")),
                     () -> assertNotFound(as(app).body(Map.of()).post("/sandbox/charges/req_1/close")),
+                    () -> assertNotFound(as(app).get("/sandbox/refunds/rfd_1")),
+                    () -> assertNotFound(as(app).body(REFUND).post("/sandbox/refunds")),
+                    () -> assertNotFound(as(app).body(Map.of()).post("/sandbox/refunds/rfd_1/close")),
                     () -> assertNotFound(as(app).body(DECLINE_NEXT).put("/sandbox/behavior")));
             // and: no table of its was made, the service's were
             Set<String> tables = db.tables();
@@ -87,21 +94,30 @@ class SandboxSwitchIT {
         }
     }
 
+    /**
+     * A database the service migrated before the sandbox had migrations of its own ends, once the sandbox is turned
+     * on there, with a fresh database's tables: its sandbox tables are brought up to date, not only kept.
+     */
     @Test
-    void freshDatabase_sandboxOn_hasTheTablesAndHistoryOfAnExistingOne() throws Exception {
+    void freshDatabase_sandboxOn_hasTheTablesAndHistoriesOfAnExistingOneTurnedOn() throws Exception {
         try (ScratchDatabase fresh = ScratchDatabase.create("fresh_on");
                 ScratchDatabase existing = ScratchDatabase.create("existing_ref");
-                AppProcess app = fresh.app("switch-fresh-on").env("PAYONCE_SANDBOX_ENABLED", "true")) {
+                AppProcess app = fresh.app("switch-fresh-on").env("PAYONCE_SANDBOX_ENABLED", "true");
+                AppProcess existingApp = existing.app("switch-existing-on").env("PAYONCE_SANDBOX_ENABLED", "true")) {
             // given
             existing.migrateAsLanded(null);
+            existingApp.start().awaitReady();
+            existingApp.close();
 
             // when
             app.start().awaitReady();
 
             // then
             assertAll(
-                    () -> assertEquals(existing.schema(), fresh.schemaWithout("sandbox_schema_history"), "the schema"),
-                    () -> assertEquals(existing.history(), fresh.history(), "the service's schema history"));
+                    () -> assertEquals(existing.schema(), fresh.schema(), "the schema"),
+                    () -> assertEquals(existing.history(), fresh.history(), "the service's schema history"),
+                    () -> assertEquals(existing.history("sandbox_schema_history"),
+                            fresh.history("sandbox_schema_history"), "the sandbox's schema history"));
         }
     }
 
@@ -130,13 +146,18 @@ class SandboxSwitchIT {
             app.close();
             app.env("PAYONCE_SANDBOX_ENABLED", "true").start().awaitReady();
 
-            // then: the sandbox's history starts, its tables and their rows as they were
+            // then: the sandbox's history starts, the service's tables as they were, the sandbox's brought up to
+            // date with their rows: the old charge is a charge, and its number is free for a refund
             assertAll(
-                    () -> assertEquals(schema, db.schemaWithout("sandbox_schema_history"), "the schema"),
+                    () -> assertEquals(only(schema, SERVICE_TABLES), only(db.schema(), SERVICE_TABLES), "the schema"),
                     () -> assertEquals(history, db.history(), "the service's schema history"),
                     () -> assertTrue(db.tables().contains("sandbox_schema_history"), "the sandbox's history"),
                     () -> as(app).get("/sandbox/charges/req_old").then().statusCode(200)
-                            .body("txn_id", equalTo("sbx_old")));
+                            .body("txn_id", equalTo("sbx_old")),
+                    () -> as(app).get("/sandbox/refunds/req_old").then().statusCode(404)
+                            .body("code", equalTo("refund_not_found")),
+                    () -> as(app).queryParam("order_no", "ord_old").get("/sandbox/charges").then().statusCode(200)
+                            .body("charges", equalTo(1)).body("refunds", equalTo(0)));
         }
     }
 
@@ -240,6 +261,12 @@ class SandboxSwitchIT {
         return names;
     }
 
+    private static Map<String, String> only(Map<String, String> schema, List<String> tables) {
+        Map<String, String> kept = new TreeMap<>(schema);
+        kept.keySet().retainAll(tables);
+        return kept;
+    }
+
     private static Set<String> intersection(Set<String> a, List<String> b) {
         Set<String> both = new TreeSet<>(a);
         both.retainAll(b);
@@ -297,16 +324,15 @@ class SandboxSwitchIT {
             return schema;
         }
 
-        Map<String, String> schemaWithout(String table) throws SQLException {
-            Map<String, String> schema = schema();
-            schema.remove(table);
-            return schema;
-        }
-
         /** The service's schema history as validation reads it: version, description, type, checksum, success. */
         List<String> history() throws SQLException {
+            return history("flyway_schema_history");
+        }
+
+        /** A schema history as validation reads it. */
+        List<String> history(String table) throws SQLException {
             List<String> history = new ArrayList<>();
-            query("SELECT version, description, type, checksum, success FROM flyway_schema_history"
+            query("SELECT version, description, type, checksum, success FROM " + table
                     + " ORDER BY installed_rank", row -> history.add(row.getString(1) + " " + row.getString(2) + " "
                             + row.getString(3) + " " + row.getString(4) + " " + row.getString(5)));
             return history;
