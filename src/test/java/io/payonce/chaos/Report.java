@@ -113,8 +113,8 @@ final class Report {
         long refundsMade = books.refundLedgers.values().stream().mapToLong(RefundLedger::refunds).sum();
         long refunded = books.refundLedgers.values().stream().mapToLong(RefundLedger::refundedAmount).sum();
         long refundCalls = books.refundLedgers.values().stream().mapToLong(RefundLedger::attempts).sum();
-        out.append(String.format("  refund records: %d (%s); channel: %d successful refunds of %d in all from %d refund"
-                + " calls%n", refundStatus.values().stream().mapToInt(n -> n).sum(), counts(refundStatus), refundsMade,
+        out.append(String.format("  refund records: %d (%s); channel: %d successful refunds (%d cents in all) from %d"
+                + " refund calls%n", refundStatus.values().stream().mapToInt(n -> n).sum(), counts(refundStatus), refundsMade,
                 refunded, refundCalls));
 
         Map<String, Integer> injected = faults.injected();
