@@ -30,17 +30,51 @@ final class Answers {
      * every 5xx (503 from the service, 502 or 504 from the gateway), which a client retries with the same key.
      */
     static boolean isFinal(Answer answer) {
+        return isFinal(answer, "PAID", FINAL_CONFLICTS);
+    }
+
+    /** A 200 of the status {@code done}, a 402, a 409 of one of {@code conflicts}, or a refusal. */
+    private static boolean isFinal(Answer answer, String done, Set<String> conflicts) {
         int status = answer.status();
         if (status == 200) {
-            return "PAID".equals(field(answer, "status"));
+            return done.equals(field(answer, "status"));
         }
         if (status == 402) {
             return true;
         }
         if (status == 409) {
-            return FINAL_CONFLICTS.contains(code(answer));
+            return conflicts.contains(code(answer));
         }
         return REFUSALS.contains(status);
+    }
+
+    /** The final refusals of a refund that the order's state or amounts may give a client's own refund. */
+    private static final Set<String> REFUND_FINAL_CONFLICTS = Set.of("order_not_refundable", "refund_no_conflict");
+
+    /**
+     * Final for a refund (contract section 10), as {@link #isFinal} for a payment: 200 REFUNDED, 402
+     * refund_declined or refund_not_completed, a 409 of the order or the refund number, and any other refusal
+     * (a 422 refund_exceeds_payment among them); not final: no answer, 202, 409 request_in_progress, every 5xx.
+     */
+    static boolean isRefundFinal(Answer answer) {
+        return isFinal(answer, "REFUNDED", REFUND_FINAL_CONFLICTS);
+    }
+
+    static boolean isRefunded(Answer answer) {
+        return answer.status() == 200 && "REFUNDED".equals(field(answer, "status"));
+    }
+
+    static boolean isRefundDeclined(Answer answer) {
+        return answer.status() == 402 && "refund_declined".equals(code(answer));
+    }
+
+    static boolean isRefundNotCompleted(Answer answer) {
+        return answer.status() == 402 && "refund_not_completed".equals(code(answer));
+    }
+
+    /** A final 422 or 409 of a refund: it was refused, so no refund record of it may exist. */
+    static boolean isRefundRefused(Answer answer) {
+        return answer.status() == 422 || (answer.status() == 409 && REFUND_FINAL_CONFLICTS.contains(code(answer)));
     }
 
     /** A final answer the contract gives no valid request of a client's own order (a 404, a 422, a 400 ...). */

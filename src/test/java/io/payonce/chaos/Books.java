@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,20 +16,32 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.payonce.chaos.History.Refund;
 import io.payonce.chaos.History.Request;
 import io.payonce.support.PayClient;
 import io.payonce.support.PayClient.ChannelCharge;
 import io.payonce.support.PayClient.Ledger;
+import io.restassured.response.Response;
 
 /**
- * The books once the run has settled: the service's tables read directly (orders, payments, tokens), and the
- * channel's word from S's sandbox API (the ledger of every order, the query of every request number), as
- * reconciliation would ask it. Keys are {@code merchant/order_no}, {@code merchant/request_no} and
- * {@code merchant/token}.
+ * The books once the run has settled: the service's tables read directly (orders, payments and refunds, tokens),
+ * and the channel's word from S's sandbox API (the ledger of every order, the query of every request number and
+ * every refund number), as reconciliation would ask it. Keys are {@code merchant/order_no},
+ * {@code merchant/request_no}, {@code merchant/refund_no} and {@code merchant/token}.
  */
 final class Books {
 
-    record OrderRow(String merchant, String orderNo, String status, int version) {
+    /** An order; {@code reservedAmount}: what refunds in flight hold of it. */
+    record OrderRow(String merchant, String orderNo, String status, int version, long amount, long refundedAmount,
+            long reservedAmount) {
+
+        /** An order without refunds' columns, as the checks of payments alone need it. */
+        OrderRow(String merchant, String orderNo, String status, int version) {
+            this(merchant, orderNo, status, version, PayClient.AMOUNT, 0, 0);
+        }
     }
 
     /** A payment record; {@code createdAtEpochMs}: when its opening inserted it, on the database server's clock. */
@@ -36,8 +49,27 @@ final class Books {
             String txnId, long createdAtEpochMs) {
     }
 
+    /** A refund record (a payments row of kind REFUND): {@code refundId} is the channel's refund id. */
+    record RefundRow(String merchant, String refundNo, String orderNo, String token, long amount, String status,
+            String failure, String refundId) {
+    }
+
+    /**
+     * The channel's refunds of an order: how many succeeded and their total, and the refund calls it had; -1 each
+     * when the sandbox's ledger does not tell refunds.
+     */
+    record RefundLedger(long refunds, long refundedAmount, long attempts) {
+    }
+
+    /** The channel's word on one refund number: its state (SUCCEEDED, DECLINED, PENDING, CLOSED) or problem code. */
+    record ChannelRefund(int httpStatus, String status, String code, String refundId) {
+    }
+
     record TokenRow(String merchant, String token, String state, Integer responseStatus, String responseBody) {
     }
+
+    private static final Duration CALL_TIMEOUT = Duration.ofSeconds(5);
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     final Map<String, OrderRow> orders = new ConcurrentHashMap<>();
     final Map<String, List<PaymentRow>> paymentsByRequest = new ConcurrentHashMap<>();
@@ -45,6 +77,10 @@ final class Books {
     final Map<String, TokenRow> tokens = new ConcurrentHashMap<>();
     final Map<String, Ledger> ledgers = new ConcurrentHashMap<>();
     final Map<String, ChannelCharge> channel = new ConcurrentHashMap<>();
+    final Map<String, List<RefundRow>> refundsByNumber = new ConcurrentHashMap<>();
+    final Map<String, List<RefundRow>> refundsByOrder = new ConcurrentHashMap<>();
+    final Map<String, RefundLedger> refundLedgers = new ConcurrentHashMap<>();
+    final Map<String, ChannelRefund> channelRefunds = new ConcurrentHashMap<>();
     final List<String> errors = new ArrayList<>();
 
     static String key(String merchant, String number) {
@@ -77,14 +113,19 @@ final class Books {
         }
     }
 
-    static Books read(Deployment deployment, List<Request> requests) throws SQLException, InterruptedException {
+    static Books read(Deployment deployment, List<Request> requests, List<Refund> refunds)
+            throws SQLException, InterruptedException {
         Books books = new Books();
         books.readTables(deployment);
         Set<String> orderKeys = new TreeSet<>(books.orders.keySet());
         Set<String> requestKeys = new TreeSet<>(books.paymentsByRequest.keySet());
+        Set<String> refundKeys = new TreeSet<>(books.refundsByNumber.keySet());
         for (Request request : requests) {
             orderKeys.add(key(request.merchant, request.intent.orderNo()));
             requestKeys.add(key(request.merchant, request.intent.requestNo()));
+        }
+        for (Refund refund : refunds) {
+            refundKeys.add(key(refund.merchant, refund.refundNo));
         }
         long started = System.nanoTime();
         ExecutorService readers = Executors.newFixedThreadPool(4);
@@ -95,6 +136,9 @@ final class Books {
             for (String request : requestKeys) {
                 readers.submit(() -> books.readCharge(deployment, request));
             }
+            for (String refund : refundKeys) {
+                readers.submit(() -> books.readRefund(deployment, refund));
+            }
             readers.shutdown();
             if (!readers.awaitTermination(10, TimeUnit.MINUTES)) {
                 books.error("reading the channel took over 10 minutes");
@@ -102,23 +146,36 @@ final class Books {
         } finally {
             readers.shutdownNow();
         }
-        ChaosRun.log(String.format("read the channel's word on %d orders and %d request numbers in %.1f s",
-                orderKeys.size(), requestKeys.size(), (System.nanoTime() - started) / 1e9));
+        ChaosRun.log(String.format("read the channel's word on %d orders, %d request numbers and %d refund numbers"
+                + " in %.1f s", orderKeys.size(), requestKeys.size(), refundKeys.size(), (System.nanoTime() - started) / 1e9));
         return books;
     }
 
     private void readTables(Deployment deployment) throws SQLException {
         try (Connection c = deployment.database(); Statement s = c.createStatement()) {
-            try (ResultSet r = s.executeQuery("SELECT merchant_id, order_no, status, version FROM orders")) {
+            try (ResultSet r = s.executeQuery("""
+                    SELECT merchant_id, order_no, status, version, amount, refunded_amount, reserved_amount
+                    FROM orders""")) {
                 while (r.next()) {
-                    OrderRow row = new OrderRow(r.getString(1), r.getString(2), r.getString(3), r.getInt(4));
+                    OrderRow row = new OrderRow(r.getString(1), r.getString(2), r.getString(3), r.getInt(4),
+                            r.getLong(5), r.getLong(6), r.getLong(7));
                     orders.put(key(row.merchant(), row.orderNo()), row);
+                }
+            }
+            try (ResultSet r = s.executeQuery("""
+                    SELECT merchant_id, request_no, order_no, token, amount, status, failure, channel_txn_id
+                    FROM payments WHERE kind = 'REFUND' ORDER BY id""")) {
+                while (r.next()) {
+                    RefundRow row = new RefundRow(r.getString(1), r.getString(2), r.getString(3), r.getString(4),
+                            r.getLong(5), r.getString(6), r.getString(7), r.getString(8));
+                    refundsByNumber.computeIfAbsent(key(row.merchant(), row.refundNo()), k -> new ArrayList<>()).add(row);
+                    refundsByOrder.computeIfAbsent(key(row.merchant(), row.orderNo()), k -> new ArrayList<>()).add(row);
                 }
             }
             try (ResultSet r = s.executeQuery("""
                     SELECT merchant_id, request_no, order_no, token, status, failure, channel_txn_id,
                            TIMESTAMPDIFF(MICROSECOND, '1970-01-01', created_at) DIV 1000
-                    FROM payments ORDER BY id""")) {
+                    FROM payments WHERE kind = 'CHARGE' ORDER BY id""")) {
                 while (r.next()) {
                     // created_at holds UTC_TIMESTAMP(3): its distance from the epoch is the epoch milliseconds
                     PaymentRow row = new PaymentRow(r.getString(1), r.getString(2), r.getString(3), r.getString(4),
@@ -139,12 +196,39 @@ final class Books {
         }
     }
 
+    /** The order's ledger, its charges and its refunds, in one reading. */
     private void readLedger(Deployment deployment, String orderKey) {
         String[] parts = orderKey.split("/", 2);
         try {
-            ledgers.put(orderKey, deployment.channel(parts[0]).ledger(parts[1]));
-        } catch (RuntimeException | AssertionError e) {
+            Response r = deployment.channel(parts[0]).call(CALL_TIMEOUT).queryParam("order_no", parts[1])
+                    .get("/sandbox/charges");
+            if (r.statusCode() != 200) {
+                error("the ledger of " + orderKey + ": " + r.statusCode() + " " + r.asString());
+                return;
+            }
+            JsonNode ledger = JSON.readTree(r.asString());
+            ledgers.put(orderKey, new Ledger(ledger.path("charges").asLong(), ledger.path("attempts").asLong()));
+            refundLedgers.put(orderKey, new RefundLedger(ledger.path("refunds").asLong(-1),
+                    ledger.path("refunded_amount").asLong(-1), ledger.path("refund_attempts").asLong(-1)));
+        } catch (RuntimeException | IOException e) {
             error("the ledger of " + orderKey + ": " + e);
+        }
+    }
+
+    private void readRefund(Deployment deployment, String refundKey) {
+        String[] parts = refundKey.split("/", 2);
+        try {
+            Response r = deployment.channel(parts[0]).call(CALL_TIMEOUT).get("/sandbox/refunds/" + parts[1]);
+            String body = r.asString();
+            JsonNode word = body != null && body.startsWith("{") ? JSON.readTree(body) : JSON.createObjectNode();
+            if (r.statusCode() != 200 && r.statusCode() != 404) {
+                error("the channel's word on refund " + refundKey + ": " + r.statusCode() + " " + body);
+                return;
+            }
+            channelRefunds.put(refundKey, new ChannelRefund(r.statusCode(), word.path("status").textValue(),
+                    word.path("code").textValue(), word.path("refund_id").textValue()));
+        } catch (RuntimeException | IOException e) {
+            error("the channel's word on refund " + refundKey + ": " + e);
         }
     }
 
@@ -160,6 +244,19 @@ final class Books {
 
     private synchronized void error(String message) {
         errors.add(message);
+    }
+
+    List<RefundRow> refundsOfOrder(String orderKey) {
+        return refundsByOrder.getOrDefault(orderKey, List.of());
+    }
+
+    /** The channel's state of the refund number (SUCCEEDED, DECLINED, PENDING, CLOSED), or its problem code. */
+    String channelSaysOfRefund(String refundKey) {
+        ChannelRefund word = channelRefunds.get(refundKey);
+        if (word == null) {
+            return "unread";
+        }
+        return word.status() != null ? word.status() : word.code();
     }
 
     List<PaymentRow> paymentsOfOrder(String orderKey) {

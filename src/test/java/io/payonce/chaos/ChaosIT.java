@@ -13,8 +13,9 @@ import io.payonce.support.Gateway;
  * shipped nginx configuration and the pay queue while instances are killed and stopped, an owner is paused
  * past its lease, Redis and MySQL fail in every way the proxies can make them (a COMMIT held on its way to
  * MySQL, or its answer held back, included), an instance's broker connection is cut, and the channel is slow,
- * declines, refuses and accepts late; then every fault healed, reconciliation given its time, and no
- * violation of contract sections 7 and 9 allowed. The seed is
+ * declines, refuses and accepts late, for charges and for refunds, while clients refund part of the orders they
+ * paid; then every fault healed, reconciliation given its time, and no violation of contract sections 7, 9 and
+ * 10 allowed. The seed is
  * fixed, so a failure names the schedule to replay with {@code scripts/chaos.sh --seed}; {@code -Dchaos.seed}
  * and {@code -Dchaos.duration} change it here.
  */

@@ -91,8 +91,9 @@ final class ChaosRun {
                 unsettled = awaitSettled(deployment);
                 started = lap(timings, "settle again", started);
                 traffic.hearLateAnswers();
-                log("checking " + history.requests().size() + " requests against the books");
-                Books books = Books.read(deployment, history.requests());
+                log("checking " + history.requests().size() + " requests and " + history.refunds().size()
+                        + " refunds against the books");
+                Books books = Books.read(deployment, history.requests(), history.refunds());
                 List<Violation> violations = Checker.check(settings, history, books);
                 lap(timings, "check", started);
                 List<String> harness = new ArrayList<>(faults.errors());

@@ -12,6 +12,8 @@ import java.util.TreeSet;
 
 import io.payonce.chaos.Books.OrderRow;
 import io.payonce.chaos.Books.PaymentRow;
+import io.payonce.chaos.Books.RefundLedger;
+import io.payonce.chaos.Books.RefundRow;
 import io.payonce.chaos.Books.TokenRow;
 import io.payonce.chaos.FaultSchedule.Kind;
 import io.payonce.chaos.History.Attempt;
@@ -19,6 +21,7 @@ import io.payonce.chaos.History.FaultWindow;
 import io.payonce.chaos.History.Heard;
 import io.payonce.chaos.History.OrderSeen;
 import io.payonce.chaos.History.QueueCopy;
+import io.payonce.chaos.History.Refund;
 import io.payonce.chaos.History.Request;
 import io.payonce.support.Answer;
 import io.payonce.support.PayClient;
@@ -72,6 +75,34 @@ import io.payonce.support.QueueAnswer;
  * followed by the settled answer) differ in status, {@code code} header or body. Its 202s and the entrance's
  * giving it up are not final: a delivery orphaned by a cut connection may still settle it after that.
  * </ul>
+ *
+ * <p>Refunds (contract section 10), each a refund the clients sent with its own key and refund number:
+ * <ul>
+ * <li>{@value #REFUND_OVER_CHARGE}: the channel's ledger shows more refunded for an order than it charged for it
+ * (its charges times the order's amount);
+ * <li>{@value #REFUND_LEDGER_VS_ORDER}: the ledger's refunded amount is not the order's {@code refunded_amount},
+ * or its count of successful refunds not the order's SUCCEEDED refund records;
+ * <li>{@value #REFUND_DIFFERENT}: two copies of one refund, or a copy and the token's stored answer, with
+ * different final statuses or bodies;
+ * <li>{@value #REFUND_VS_ANSWER}: a final 200 REFUNDED whose refund record is not SUCCEEDED with the answer's
+ * {@code channel_refund_id}, a 402 refund_declined whose record is not FAILED as declined, a 402
+ * refund_not_completed whose record is not FAILED as closed, or a refund refused with a final 422 or 409 that
+ * has a record;
+ * <li>{@value #REFUND_VS_CHANNEL}: a refund record SUCCEEDED the channel did not refund (or under another refund
+ * id), FAILED as declined the channel did not decline, or FAILED as closed the channel did not close;
+ * <li>{@value #REFUND_STATUS}: an order REFUNDED whose {@code refunded_amount} is not its amount,
+ * PARTIALLY_REFUNDED whose refunded amount is not between nothing and its amount, PAID with something refunded,
+ * or unpaid with something refunded;
+ * <li>{@value #REFUND_NEVER_ANSWERED}: a refund with no final answer once the run has settled and the final
+ * round sent it again;
+ * <li>{@value #REFUND_REFUSED}: a refund refused with a 4xx the contract gives it no reason for: 422
+ * refund_exceeds_payment although every refund the clients asked of the order fits in it together, 409
+ * order_not_refundable of an order never refunded in full (every refunded order was paid first), or any
+ * other refusal (400, 404, refund_no_conflict, idempotency_key_reused ...);
+ * <li>{@value #LEFT_IN_FLIGHT} also names a refund record still PROCESSING, and an order with an amount still
+ * reserved, once the run has settled; {@value #MOVED_BACK} also an order seen further refunded (or with more
+ * refunded) and later seen less so.
+ * </ul>
  */
 final class Checker {
 
@@ -90,6 +121,17 @@ final class Checker {
     static final String REFUSED = "valid request refused";
     static final String QUEUE_UNANSWERED = "queue command never finally answered";
     static final String QUEUE_DIFFERENT = "queue command answered differently";
+    static final String REFUND_OVER_CHARGE = "channel refunded more than it charged";
+    static final String REFUND_LEDGER_VS_ORDER = "refund ledger disagrees with an order";
+    static final String REFUND_DIFFERENT = "different final answers to a refund";
+    static final String REFUND_VS_ANSWER = "refund record disagrees with an answer";
+    static final String REFUND_VS_CHANNEL = "refund record disagrees with the channel";
+    static final String REFUND_STATUS = "order status disagrees with its refunded amount";
+    static final String REFUND_NEVER_ANSWERED = "refund never finally answered";
+    static final String REFUND_REFUSED = "refund refused without reason";
+
+    /** An order's statuses once paid, in the only order it may take them. */
+    private static final List<String> PAID_STATUSES = List.of("PAID", "PARTIALLY_REFUNDED", "REFUNDED");
 
     /** A MySQL fault's effects are excused this long after it was healed: the pools reconnect. */
     private static final long MYSQL_MARGIN_MS = 2_000;
@@ -111,6 +153,7 @@ final class Checker {
     private final List<Violation> violations = new ArrayList<>();
     private final Map<String, List<Request>> requestsByOrder = new LinkedHashMap<>();
     private final Map<String, Request> requestsByNumber = new HashMap<>();
+    private final Map<String, List<Refund>> refundsByOrder = new HashMap<>();
 
     private Checker(ChaosSettings settings, History history, Books books) {
         this.settings = settings;
@@ -120,6 +163,9 @@ final class Checker {
             requestsByOrder.computeIfAbsent(orderKey(request), k -> new ArrayList<>()).add(request);
             requestsByNumber.putIfAbsent(Books.key(request.merchant, request.intent.requestNo()), request);
         }
+        for (Refund refund : history.refunds()) {
+            refundsByOrder.computeIfAbsent(Books.key(refund.merchant, refund.orderNo), k -> new ArrayList<>()).add(refund);
+        }
     }
 
     /** Every violation found, the earliest request's first. */
@@ -128,6 +174,8 @@ final class Checker {
         checker.checkRequests();
         checker.checkOrders();
         checker.checkPayments();
+        checker.checkRefunds();
+        checker.checkRefundRecords();
         checker.violations.sort(Comparator.comparingLong(Violation::atMs));
         return List.copyOf(checker.violations);
     }
@@ -185,21 +233,29 @@ final class Checker {
 
     /** Every final answer of the request, and the token's stored answer once it has one, are one answer. */
     private void checkSameAnswers(Request request, List<Attempt> finals) {
+        String different = differentAnswers(finals, Books.key(request.merchant, request.intent.token()));
+        if (different != null) {
+            add(DIFFERENT_ANSWERS, request, different);
+        }
+    }
+
+    /** How the final answers of one request (or refund) and its token's stored answer differ, or null. */
+    private String differentAnswers(List<Attempt> finals, String tokenKey) {
         Answer first = finals.get(0).answer();
         for (Attempt attempt : finals) {
             Answer other = attempt.answer();
             if (other.status() != first.status() || !Objects.equals(other.body(), first.body())) {
-                add(DIFFERENT_ANSWERS, request, "first " + Answers.describe(first) + "; then, at "
-                        + seconds(attempt.sentAtMs()) + ", " + Answers.describe(other));
-                return;
+                return "first " + Answers.describe(first) + "; then, at " + seconds(attempt.sentAtMs()) + ", "
+                        + Answers.describe(other);
             }
         }
-        TokenRow token = books.tokens.get(Books.key(request.merchant, request.intent.token()));
+        TokenRow token = books.tokens.get(tokenKey);
         if (token != null && "COMPLETED".equals(token.state()) && token.responseStatus() != null
                 && (token.responseStatus() != first.status() || !Objects.equals(token.responseBody(), first.body()))) {
-            add(DIFFERENT_ANSWERS, request, "answered " + Answers.describe(first) + "; the token stored "
-                    + token.responseStatus() + " " + token.responseBody());
+            return "answered " + Answers.describe(first) + "; the token stored " + token.responseStatus() + " "
+                    + token.responseBody();
         }
+        return null;
     }
 
     /** Every queue command of a settled request finally answered; each one's final answers one answer. */
@@ -339,7 +395,7 @@ final class Checker {
             long succeeded = payments.stream().filter(p -> "SUCCEEDED".equals(p.status())).count();
             if (charges > 1) {
                 addForOrder(SECOND_CHARGE, request, orderKey, charges + " charges at the channel, order " + status);
-            } else if (charges >= 0 && ("PAID".equals(status) != (charges == 1) || ("PAID".equals(status) != (succeeded == 1)))) {
+            } else if (charges >= 0 && (paid(status) != (charges == 1) || paid(status) != (succeeded == 1))) {
                 addForOrder(LEDGER_VS_ORDER, request, orderKey, "order " + status + ", " + charges + " charge(s) at the channel, "
                         + succeeded + " payment(s) SUCCEEDED");
             }
@@ -347,26 +403,171 @@ final class Checker {
                 addForOrder(LEFT_IN_FLIGHT, request, orderKey, "order still PAYING");
             }
             checkNeverBack(orderKey, request, status, seen.getOrDefault(orderKey, List.of()));
+            if (order != null) {
+                checkRefundedAmounts(orderKey, request, order, ledger == null ? 0 : ledger.charges());
+            }
         }
     }
 
+    /** An order's statuses after payment, PAID first; -1 for any before. */
+    private static int paidRank(String status) {
+        return PAID_STATUSES.indexOf(status);
+    }
+
+    private static boolean paid(String status) {
+        return paidRank(status) >= 0;
+    }
+
+    /** The order's refunded amount, against the channel's refund ledger, its refund records and its own status. */
+    private void checkRefundedAmounts(String orderKey, Request request, OrderRow order, long charges) {
+        RefundLedger ledger = books.refundLedgers.get(orderKey);
+        List<RefundRow> records = books.refundsOfOrder(orderKey);
+        long succeeded = records.stream().filter(r -> "SUCCEEDED".equals(r.status())).count();
+        if (ledger != null && ledger.refundedAmount() > charges * order.amount()) {
+            addForOrder(REFUND_OVER_CHARGE, request, orderKey, ledger.refundedAmount() + " refunded at the channel, "
+                    + charges + " charge(s) of " + order.amount());
+        }
+        if (ledger != null && ledger.refunds() >= 0
+                && (ledger.refundedAmount() != order.refundedAmount() || ledger.refunds() != succeeded)) {
+            addForOrder(REFUND_LEDGER_VS_ORDER, request, orderKey, "the channel refunded " + ledger.refundedAmount()
+                    + " in " + ledger.refunds() + " refund(s); the order shows " + order.refundedAmount() + " refunded, "
+                    + succeeded + " refund record(s) SUCCEEDED");
+        }
+        long refunded = order.refundedAmount();
+        boolean consistent = switch (order.status()) {
+            case "REFUNDED" -> refunded == order.amount();
+            case "PARTIALLY_REFUNDED" -> refunded > 0 && refunded < order.amount();
+            default -> refunded == 0;
+        };
+        if (!consistent) {
+            addForOrder(REFUND_STATUS, request, orderKey, "order " + order.status() + " of " + order.amount() + ", "
+                    + refunded + " refunded");
+        }
+        if (order.reservedAmount() != 0) {
+            addForOrder(LEFT_IN_FLIGHT, request, orderKey, order.reservedAmount() + " still reserved for refunds");
+        }
+    }
+
+    /**
+     * Once seen paid, an order is seen only as far on (PAID, PARTIALLY_REFUNDED, REFUNDED) and as far refunded, or
+     * further, by every reading asked after; a 200 PAID answer (maybe a replay of the past) says only that it was
+     * paid, so it is held to nothing later.
+     */
     private void checkNeverBack(String orderKey, Request request, String finalStatus, List<OrderSeen> seen) {
-        OrderSeen firstPaid = seen.stream().filter(s -> "PAID".equals(s.status()))
+        OrderSeen firstPaid = seen.stream().filter(s -> paid(s.status()))
                 .min(Comparator.comparingLong(OrderSeen::receivedAtMs)).orElse(null);
         if (firstPaid == null) {
             return;
         }
-        for (OrderSeen later : seen) {
-            if (!"PAID".equals(later.status()) && later.sentAtMs() > firstPaid.receivedAtMs()) {
-                addForOrder(MOVED_BACK, request, orderKey, "seen PAID at " + seconds(firstPaid.receivedAtMs()) + " ("
-                        + firstPaid.how() + "), then " + later.status() + " asked at "
-                        + seconds(later.sentAtMs()));
-                return;
+        List<OrderSeen> readings = seen.stream().filter(s -> s.version() >= 0).toList();
+        for (OrderSeen earlier : seen) {
+            for (OrderSeen later : readings) {
+                boolean back = paidRank(later.status()) < (earlier.version() < 0 ? 0 : paidRank(earlier.status()))
+                        || later.refundedAmount() < earlier.refundedAmount();
+                if (paid(earlier.status()) && later.sentAtMs() > earlier.receivedAtMs() && back) {
+                    addForOrder(MOVED_BACK, request, orderKey, "seen " + describe(earlier) + " at "
+                            + seconds(earlier.receivedAtMs()) + " (" + earlier.how() + "), then " + describe(later)
+                            + " asked at " + seconds(later.sentAtMs()));
+                    return;
+                }
             }
         }
-        if (!"PAID".equals(finalStatus)) {
-            addForOrder(MOVED_BACK, request, orderKey, "seen PAID at " + seconds(firstPaid.receivedAtMs()) + ", "
-                    + finalStatus + " in the end");
+        int furthest = seen.stream().mapToInt(s -> s.version() < 0 ? 0 : paidRank(s.status())).max().orElse(0);
+        if (paidRank(finalStatus) < furthest) {
+            addForOrder(MOVED_BACK, request, orderKey, "seen " + PAID_STATUSES.get(furthest) + ", " + finalStatus
+                    + " in the end");
+        }
+    }
+
+    private static String describe(OrderSeen seen) {
+        return seen.status() + (seen.refundedAmount() > 0 ? " (" + seen.refundedAmount() + " refunded)" : "");
+    }
+
+    /** Every refund finally answered, each copy the same, each answer borne out by its record. */
+    private void checkRefunds() {
+        for (Refund refund : history.refunds()) {
+            List<Attempt> finals = refund.attempts().stream().filter(a -> Answers.isRefundFinal(a.answer())).toList();
+            if (finals.isEmpty()) {
+                List<Attempt> attempts = refund.attempts();
+                addForRefund(REFUND_NEVER_ANSWERED, refund, attempts.size() + " copies, the last: "
+                        + (attempts.isEmpty() ? "none sent" : Answers.describe(attempts.get(attempts.size() - 1).answer())));
+                continue;
+            }
+            String different = differentAnswers(finals, Books.key(refund.merchant, refund.token));
+            if (different != null) {
+                addForRefund(REFUND_DIFFERENT, refund, different);
+            }
+            Answer answer = finals.get(0).answer();
+            String refundKey = Books.key(refund.merchant, refund.refundNo);
+            List<RefundRow> records = books.refundsByNumber.getOrDefault(refundKey, List.of());
+            RefundRow record = records.isEmpty() ? null : records.get(0);
+            String recorded = record == null ? "no record"
+                    : "record " + record.status() + (record.failure() == null ? "" : " (" + record.failure() + ")")
+                            + (record.refundId() == null ? "" : " " + record.refundId());
+            boolean borneOut;
+            if (Answers.isRefunded(answer)) {
+                borneOut = record != null && "SUCCEEDED".equals(record.status())
+                        && Objects.equals(Answers.field(answer, "channel_refund_id"), record.refundId());
+            } else if (Answers.isRefundDeclined(answer)) {
+                borneOut = record != null && "FAILED".equals(record.status()) && "DECLINED".equals(record.failure());
+            } else if (Answers.isRefundNotCompleted(answer)) {
+                borneOut = record != null && "FAILED".equals(record.status()) && "CLOSED".equals(record.failure());
+            } else {
+                borneOut = !Answers.isRefundRefused(answer) || record == null;
+            }
+            if (!borneOut) {
+                addForRefund(REFUND_VS_ANSWER, refund, Answers.describe(answer) + "; " + recorded);
+            }
+            String refused = unreasonedRefusal(refund, answer);
+            if (refused != null) {
+                addForRefund(REFUND_REFUSED, refund, Answers.describe(answer) + ": " + refused);
+            }
+        }
+    }
+
+    /** Why a final refusal of the refund had no reason the contract gives, or null when it had one (or is none). */
+    private String unreasonedRefusal(Refund refund, Answer answer) {
+        if (answer.status() < 400 || answer.status() == 402) {
+            return null;
+        }
+        String orderKey = Books.key(refund.merchant, refund.orderNo);
+        OrderRow order = books.orders.get(orderKey);
+        String code = Answers.code(answer);
+        if (answer.status() == 422 && "refund_exceeds_payment".equals(code)) {
+            long asked = refundsByOrder.getOrDefault(orderKey, List.of()).stream().mapToLong(r -> r.amount).sum();
+            return order != null && asked <= order.amount()
+                    ? "every refund asked of the order, " + asked + " together, fits in its " + order.amount()
+                    : null;
+        }
+        if (answer.status() == 409 && "order_not_refundable".equals(code)) {
+            return order != null && order.refundedAmount() < order.amount()
+                    ? "the paid order was never refunded in full (" + order.refundedAmount() + " of " + order.amount()
+                            + " in the end)"
+                    : null;
+        }
+        return "the contract gives a refund of a paid order of the client's own no such answer";
+    }
+
+    /** Every refund record settled, and as the channel says. */
+    private void checkRefundRecords() {
+        for (List<RefundRow> records : books.refundsByNumber.values()) {
+            RefundRow record = records.get(0);
+            String refundKey = Books.key(record.merchant(), record.refundNo());
+            String orderKey = Books.key(record.merchant(), record.orderNo());
+            Request request = firstRequest(orderKey);
+            String says = books.channelSaysOfRefund(refundKey);
+            Books.ChannelRefund word = books.channelRefunds.get(refundKey);
+            String what = "refund " + record.refundNo() + " " + record.status()
+                    + (record.failure() == null ? "" : " (" + record.failure() + ")");
+            if ("PROCESSING".equals(record.status())) {
+                addForOrder(LEFT_IN_FLIGHT, request, orderKey, what + " still");
+            } else if ("SUCCEEDED".equals(record.status())
+                    ? !"SUCCEEDED".equals(says) || !Objects.equals(record.refundId(), word.refundId())
+                    : "CLOSED".equals(record.failure()) ? !"CLOSED".equals(says) : !"DECLINED".equals(says)) {
+                addForOrder(REFUND_VS_CHANNEL, request, orderKey, what + (record.refundId() == null ? "" : " "
+                        + record.refundId()) + ", the channel says " + says
+                        + (word == null || word.refundId() == null ? "" : " " + word.refundId()));
+            }
         }
     }
 
@@ -401,6 +602,12 @@ final class Checker {
 
     private void add(String name, Request request, String detail) {
         violations.add(new Violation(name, request, orderKey(request), detail, request.firstSentMs()));
+    }
+
+    private void addForRefund(String name, Refund refund, String detail) {
+        String orderKey = Books.key(refund.merchant, refund.orderNo);
+        violations.add(new Violation(name, null, orderKey, "refund #" + refund.id + " " + refund.refundNo + " of "
+                + refund.amount + ": " + detail, refund.firstSentMs()));
     }
 
     private void addForOrder(String name, Request request, String orderKey, String detail) {

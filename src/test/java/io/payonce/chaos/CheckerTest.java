@@ -9,21 +9,27 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
+import io.payonce.chaos.Books.ChannelRefund;
 import io.payonce.chaos.Books.PaymentRow;
+import io.payonce.chaos.Books.RefundLedger;
+import io.payonce.chaos.Books.RefundRow;
 import io.payonce.chaos.FaultSchedule.Fault;
 import io.payonce.chaos.FaultSchedule.Kind;
 import io.payonce.chaos.History.Attempt;
+import io.payonce.chaos.History.OrderSeen;
 import io.payonce.chaos.History.QueueCopy;
+import io.payonce.chaos.History.Refund;
 import io.payonce.chaos.History.Request;
 import io.payonce.support.Answer;
 import io.payonce.support.PayClient.ChannelCharge;
+import io.payonce.support.PayClient.Ledger;
 import io.payonce.support.PayRequest;
 import io.payonce.support.QueueAnswer;
 
 /**
- * What the checker accepts of a paused owner, of a 503 and of queue commands, on histories written by hand:
- * each test gives the copies a client sent (by HTTP, or as queue commands with every answer their reply queue
- * received), with their answers and times, and the rows and the channel's word behind them.
+ * What the checker accepts of a paused owner, of a 503, of queue commands and of refunds, on histories written
+ * by hand: each test gives the copies a client sent (by HTTP, or as queue commands with every answer their reply
+ * queue received), with their answers and times, and the rows and the channel's word behind them.
  */
 class CheckerTest {
 
@@ -34,6 +40,8 @@ class CheckerTest {
     private static final String UNAVAILABLE = "{\"code\":\"temporarily_unavailable\"}";
     private static final String ACCEPTED = "{\"order_no\":\"o1\",\"request_no\":\"o1_r1\",\"status\":\"PROCESSING\"}";
     private static final String DECLINED = "{\"code\":\"payment_declined\"}";
+    private static final String REFUND_DECLINED = "{\"code\":\"refund_declined\"}";
+    private static final String EXCEEDS = "{\"code\":\"refund_exceeds_payment\"}";
     /** The wall clock's reading at run time 0 in these histories. */
     private static final long EPOCH_AT_ZERO = 1_800_000_000_000L;
 
@@ -185,6 +193,175 @@ class CheckerTest {
         assertEquals(List.of(), violations());
     }
 
+    @Test
+    void aRefundBorneOutByItsRecordTheLedgerAndTheOrder_isNoViolation() {
+        paid();
+        Refund refund = refund("o1_f1", 1_000);
+        sent(refund, 2_000, answer(200, refunded("o1_f1", 1_000, "sbr_1"), 60));
+        sent(refund, 2_010, replayed(200, refunded("o1_f1", 1_000, "sbr_1"), 70));
+        refundRecord("o1_f1", 1_000, "SUCCEEDED", null, "sbr_1", "SUCCEEDED");
+        order("PARTIALLY_REFUNDED", 1_000, 0, 1, 1_000);
+
+        assertEquals(List.of(), violations());
+    }
+
+    @Test
+    void aLedgerRefundingMoreThanWasCharged_isARefundOverTheCharge() {
+        paid();
+        refundRecord("o1_f1", 2_500, "SUCCEEDED", null, "sbr_1", "SUCCEEDED");
+        order("REFUNDED", 2_500, 0, 2, 3_000);
+
+        assertEquals(List.of(Checker.REFUND_OVER_CHARGE, Checker.REFUND_LEDGER_VS_ORDER), violations());
+    }
+
+    @Test
+    void aLedgerRefundingOtherwiseThanTheOrderShows_isTheRefundLedgerDisagreeing() {
+        paid();
+        refundRecord("o1_f1", 1_000, "SUCCEEDED", null, "sbr_1", "SUCCEEDED");
+        order("PARTIALLY_REFUNDED", 500, 0, 1, 1_000);
+
+        assertEquals(List.of(Checker.REFUND_LEDGER_VS_ORDER), violations());
+    }
+
+    @Test
+    void aLedgerCountingAnotherNumberOfRefundsThanSucceededRecords_isTheRefundLedgerDisagreeing() {
+        paid();
+        refundRecord("o1_f1", 1_000, "SUCCEEDED", null, "sbr_1", "SUCCEEDED");
+        order("PARTIALLY_REFUNDED", 1_000, 0, 2, 1_000);
+
+        assertEquals(List.of(Checker.REFUND_LEDGER_VS_ORDER), violations());
+    }
+
+    @Test
+    void twoCopiesOfARefundAnsweredDifferently_areDifferentFinalAnswersToARefund() {
+        paid();
+        Refund refund = refund("o1_f1", 1_000);
+        sent(refund, 2_000, answer(200, refunded("o1_f1", 1_000, "sbr_1"), 60));
+        sent(refund, 3_000, answer(402, REFUND_DECLINED, 60));
+        refundRecord("o1_f1", 1_000, "SUCCEEDED", null, "sbr_1", "SUCCEEDED");
+        order("PARTIALLY_REFUNDED", 1_000, 0, 1, 1_000);
+
+        assertEquals(List.of(Checker.REFUND_DIFFERENT), violations());
+    }
+
+    @Test
+    void a200RefundedUnderAnotherRefundIdThanItsRecords_isTheRecordDisagreeingWithTheAnswer() {
+        paid();
+        Refund refund = refund("o1_f1", 1_000);
+        sent(refund, 2_000, answer(200, refunded("o1_f1", 1_000, "sbr_9"), 60));
+        refundRecord("o1_f1", 1_000, "SUCCEEDED", null, "sbr_1", "SUCCEEDED");
+        order("PARTIALLY_REFUNDED", 1_000, 0, 1, 1_000);
+
+        assertEquals(List.of(Checker.REFUND_VS_ANSWER), violations());
+    }
+
+    @Test
+    void a402RefundDeclinedWhoseRecordSucceeded_isTheRecordDisagreeingWithTheAnswer() {
+        paid();
+        Refund refund = refund("o1_f1", 1_000);
+        sent(refund, 2_000, answer(402, REFUND_DECLINED, 60));
+        refundRecord("o1_f1", 1_000, "SUCCEEDED", null, "sbr_1", "SUCCEEDED");
+        order("PARTIALLY_REFUNDED", 1_000, 0, 1, 1_000);
+
+        assertEquals(List.of(Checker.REFUND_VS_ANSWER), violations());
+    }
+
+    @Test
+    void a422RefundWithARecord_isTheRecordDisagreeingWithTheAnswer() {
+        paid();
+        Refund refund = refund("o1_f1", 3_000);
+        sent(refund, 2_000, answer(422, EXCEEDS, 60));
+        refundRecord("o1_f1", 3_000, "FAILED", "DECLINED", null, "DECLINED");
+        order("PAID", 0, 0, 0, 0);
+
+        assertEquals(List.of(Checker.REFUND_VS_ANSWER), violations());
+    }
+
+    @Test
+    void aRefundRecordSucceededTheChannelNeverRefunded_isTheRecordDisagreeingWithTheChannel() {
+        paid();
+        refundRecord("o1_f1", 1_000, "SUCCEEDED", null, "sbr_1", null);
+        order("PARTIALLY_REFUNDED", 1_000, 0, 1, 1_000);
+
+        assertEquals(List.of(Checker.REFUND_VS_CHANNEL), violations());
+    }
+
+    @Test
+    void anOrderRefundedWithPartOfItsAmountRefunded_isAStatusDisagreeingWithTheRefundedAmount() {
+        paid();
+        refundRecord("o1_f1", 1_000, "SUCCEEDED", null, "sbr_1", "SUCCEEDED");
+        order("REFUNDED", 1_000, 0, 1, 1_000);
+
+        assertEquals(List.of(Checker.REFUND_STATUS), violations());
+    }
+
+    @Test
+    void anOrderStillPaidWithSomethingRefunded_isAStatusDisagreeingWithTheRefundedAmount() {
+        paid();
+        refundRecord("o1_f1", 1_000, "SUCCEEDED", null, "sbr_1", "SUCCEEDED");
+        order("PAID", 1_000, 0, 1, 1_000);
+
+        assertEquals(List.of(Checker.REFUND_STATUS), violations());
+    }
+
+    @Test
+    void aRefundAnsweredOnly503_isNeverFinallyAnswered() {
+        paid();
+        Refund refund = refund("o1_f1", 1_000);
+        sent(refund, 2_000, answer(503, UNAVAILABLE, 60));
+        order("PAID", 0, 0, 0, 0);
+
+        assertEquals(List.of(Checker.REFUND_NEVER_ANSWERED), violations());
+    }
+
+    @Test
+    void a422ThoughEveryRefundAskedFits_isARefundRefusedWithoutReason() {
+        paid();
+        Refund first = refund("o1_f1", 1_000);
+        sent(first, 2_000, answer(200, refunded("o1_f1", 1_000, "sbr_1"), 60));
+        Refund second = refund("o1_f2", 1_000);
+        sent(second, 2_000, answer(422, EXCEEDS, 60));
+        refundRecord("o1_f1", 1_000, "SUCCEEDED", null, "sbr_1", "SUCCEEDED");
+        order("PARTIALLY_REFUNDED", 1_000, 0, 1, 1_000);
+
+        assertEquals(List.of(Checker.REFUND_REFUSED), violations());
+    }
+
+    @Test
+    void a422OfRefundsAskingMoreThanWasPaid_isNoViolation() {
+        paid();
+        Refund first = refund("o1_f1", 2_000);
+        sent(first, 2_000, answer(200, refunded("o1_f1", 2_000, "sbr_1"), 60));
+        Refund second = refund("o1_f2", 1_000);
+        sent(second, 2_000, answer(422, EXCEEDS, 60));
+        refundRecord("o1_f1", 2_000, "SUCCEEDED", null, "sbr_1", "SUCCEEDED");
+        order("PARTIALLY_REFUNDED", 2_000, 0, 1, 2_000);
+
+        assertEquals(List.of(), violations());
+    }
+
+    @Test
+    void anOrderSeenPartlyRefundedThenPaid_hasMovedBack_whileA200PaidReplayedMeanwhileHasNot() {
+        paid();
+        seen("PARTIALLY_REFUNDED", 1_000, 3_000);
+        sent(direct(1), 3_500, replayed(200, PAID, 40));
+        seen("PARTIALLY_REFUNDED", 1_000, 4_000);
+        refundRecord("o1_f1", 1_000, "SUCCEEDED", null, "sbr_1", "SUCCEEDED");
+        order("PARTIALLY_REFUNDED", 1_000, 0, 1, 1_000);
+        assertEquals(List.of(), violations());
+
+        seen("PAID", 0, 5_000);
+        assertEquals(List.of(Checker.MOVED_BACK), violations());
+    }
+
+    @Test
+    void anAmountStillReservedOnceSettled_isLeftInFlight() {
+        paid();
+        order("PAID", 0, 700, 0, 0);
+
+        assertEquals(List.of(Checker.LEFT_IN_FLIGHT), violations());
+    }
+
     private List<String> violations() {
         List<String> names = new ArrayList<>();
         Checker.check(settings, history, books).forEach(v -> names.add(v.name()));
@@ -252,6 +429,55 @@ class CheckerTest {
         books.paymentsByOrder.put(Books.key(MERCHANT, "o1"), List.of(row));
         books.orders.put(Books.key(MERCHANT, "o1"), new Books.OrderRow(MERCHANT, "o1", "CREATED", 2));
         books.channel.put(Books.key(MERCHANT, "o1_r1"), new ChannelCharge(200, "DECLINED", null, null));
+    }
+
+    /** The request paid by a 200 PAID, its order charged once at the channel. */
+    private void paid() {
+        sent(direct(0), 500, answer(200, PAID, 40));
+        paidAtTheChannel(/* opened at */ 510);
+        books.ledgers.put(Books.key(MERCHANT, "o1"), new Ledger(1, 1));
+    }
+
+    private Refund refund(String refundNo, long amount) {
+        return history.newRefund(MERCHANT, 0, "o1", refundNo, "tok_" + refundNo, amount);
+    }
+
+    private static void sent(Refund refund, long atMs, Answer answer) {
+        refund.add(new Attempt(0, "gw0", -1, atMs, "traffic", false, answer, EPOCH_AT_ZERO + atMs + answer.elapsedMs()));
+    }
+
+    private static String refunded(String refundNo, long amount, String refundId) {
+        return "{\"refund_no\":\"" + refundNo + "\",\"order_no\":\"o1\",\"amount\":" + amount
+                + ",\"currency\":\"EUR\",\"status\":\"REFUNDED\",\"channel_refund_id\":\"" + refundId
+                + "\",\"refunded_at\":\"2027-01-15T08:00:00Z\"}";
+    }
+
+    /** A refund record of order o1, and the channel's word on its number ({@code channelSays} null: not found). */
+    private void refundRecord(String refundNo, long amount, String status, String failure, String refundId,
+            String channelSays) {
+        RefundRow row = new RefundRow(MERCHANT, refundNo, "o1", "tok_" + refundNo, amount, status, failure, refundId);
+        books.refundsByNumber.put(Books.key(MERCHANT, refundNo), List.of(row));
+        books.refundsByOrder.computeIfAbsent(Books.key(MERCHANT, "o1"), k -> new ArrayList<>()).add(row);
+        books.channelRefunds.put(Books.key(MERCHANT, refundNo), channelSays == null
+                ? new ChannelRefund(404, null, "refund_not_found", null)
+                : new ChannelRefund(200, channelSays, null, "SUCCEEDED".equals(channelSays) ? refundId : null));
+    }
+
+    /** Order o1 as it stands, and the channel's refund ledger of it. */
+    private void order(String status, long refunded, long reserved, long ledgerRefunds, long ledgerRefunded) {
+        books.orders.put(Books.key(MERCHANT, "o1"), new Books.OrderRow(MERCHANT, "o1", status, 3, 2_500, refunded,
+                reserved));
+        books.refundLedgers.put(Books.key(MERCHANT, "o1"), new RefundLedger(ledgerRefunds, ledgerRefunded,
+                ledgerRefunds));
+    }
+
+    /** Order o1 as a GET /orders asked at {@code atMs} showed it. */
+    private void seen(String status, long refunded, long atMs) {
+        history.sawOrder(new OrderSeen(MERCHANT, "o1", atMs, atMs + 20, status, 3, refunded, "GET /orders"));
+    }
+
+    private static Answer replayed(int status, String body, long elapsedMs) {
+        return new Answer(status, "application/json", body, "true", null, null, elapsedMs);
     }
 
     private void paused(int instance, long fromMs, long toMs) {

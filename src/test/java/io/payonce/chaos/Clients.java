@@ -16,6 +16,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.payonce.chaos.History.Refund;
 import io.payonce.chaos.History.Request;
 import io.payonce.chaos.Traffic.Route;
 import io.payonce.support.Answer;
@@ -30,8 +31,11 @@ import io.payonce.support.PayRequest;
  * answer or loses patience; one that lost patience comes back much later with the same request, and may pay
  * the order again meanwhile with a new token and request number, as it may after a 402. A few come back
  * later even with a final answer. One request in five goes partly by queue: its first copy, and every other
- * copy at random, is a command on the pay queue (the same token and body), the rest go by HTTP. An observer
- * keeps reading orders that were seen paid.
+ * copy at random, is a command on the pay queue (the same token and body), the rest go by HTTP. A client
+ * refunds three paid orders in ten, once to three times, each refund a random part of the order (together they
+ * may ask for more than was paid), one after the other or all at once, each with a key and refund number of
+ * its own and sent in one of the same ways as a payment (by HTTP). An observer keeps reading orders that were
+ * seen paid.
  */
 final class Clients {
 
@@ -46,6 +50,84 @@ final class Clients {
     private static final int COMEBACK_WORKERS = 3;
     /** Share of requests some of whose copies go as queue commands. */
     private static final int QUEUE_PERCENT = 20;
+    /** Share of paid orders that are refunded, and of those refunded more than once whose refunds race. */
+    private static final int REFUND_PERCENT = 30;
+    private static final int RACE_PERCENT = 40;
+
+    /** What a client sends as often as it takes for a final answer: a payment request or a refund. */
+    private interface Sendable {
+        /** Sends one copy, recorded in the history with its answer. */
+        Answer send(int lane, Route route, Duration timeout, boolean hangUp, String phase);
+
+        boolean isFinal(Answer answer);
+
+        /** The first final answer any copy received, or null. */
+        Answer finalAnswer();
+
+        /** Whether this copy of the ones sent one after the other goes by queue. */
+        boolean byQueue(Random random, int lane, int sent);
+
+        /** Tells copies apart across instances. */
+        int id();
+    }
+
+    /** A payment request: partly by queue when it was drawn so. */
+    private record Payment(Traffic traffic, Request request) implements Sendable {
+
+        @Override
+        public Answer send(int lane, Route route, Duration timeout, boolean hangUp, String phase) {
+            return traffic.pay(request, lane, route, timeout, hangUp, phase);
+        }
+
+        @Override
+        public boolean isFinal(Answer answer) {
+            return Answers.isFinal(answer);
+        }
+
+        @Override
+        public Answer finalAnswer() {
+            return request.finalAnswer();
+        }
+
+        @Override
+        public boolean byQueue(Random random, int lane, int sent) {
+            return request.byQueue && (lane + sent == 0 || random.nextBoolean());
+        }
+
+        @Override
+        public int id() {
+            return request.id;
+        }
+    }
+
+    /** A refund: by HTTP only. */
+    private record RefundCopies(Traffic traffic, Refund refund) implements Sendable {
+
+        @Override
+        public Answer send(int lane, Route route, Duration timeout, boolean hangUp, String phase) {
+            return traffic.refund(refund, lane, route, timeout, hangUp, phase);
+        }
+
+        @Override
+        public boolean isFinal(Answer answer) {
+            return Answers.isRefundFinal(answer);
+        }
+
+        @Override
+        public Answer finalAnswer() {
+            return refund.finalAnswer();
+        }
+
+        @Override
+        public boolean byQueue(Random random, int lane, int sent) {
+            return false;
+        }
+
+        @Override
+        public int id() {
+            return 1_000_000 + refund.id;
+        }
+    }
 
     private final ChaosSettings settings;
     private final Traffic traffic;
@@ -57,6 +139,7 @@ final class Clients {
     private final DelayQueue<Comeback> comebacks = new DelayQueue<>();
     private final List<String[]> paidOrders = new CopyOnWriteArrayList<>();
     private final Map<String, AtomicInteger> styles = new ConcurrentHashMap<>();
+    private final Map<String, AtomicInteger> refundStyles = new ConcurrentHashMap<>();
     private volatile boolean stopping;
     private volatile long trafficEndsMs = Long.MAX_VALUE;
     private Thread observer;
@@ -110,14 +193,17 @@ final class Clients {
     void finalRound(Duration perRequest, Duration bound) throws InterruptedException {
         ExecutorService round = Executors.newFixedThreadPool(6, daemons("chaos-final"));
         Random random = new Random(settings.seed() ^ 0x5DEECE66DL);
+        List<Sendable> all = new ArrayList<>();
+        history.requests().forEach(request -> all.add(new Payment(traffic, request)));
+        history.refunds().forEach(refund -> all.add(new RefundCopies(traffic, refund)));
         try {
-            for (Request request : history.requests()) {
+            for (Sendable sendable : all) {
                 Random own = new Random(random.nextLong());
                 round.submit(() -> {
-                    if (request.finalAnswer() != null) {
-                        traffic.pay(request, 0, firstRoute(request, own), Traffic.PATIENCE, false, FINAL);
+                    if (sendable.finalAnswer() != null) {
+                        sendable.send(0, firstRoute(sendable, own), Traffic.PATIENCE, false, FINAL);
                     } else {
-                        untilFinal(request, 0, history.nowMs() + perRequest.toMillis(), own, FINAL);
+                        untilFinal(sendable, 0, history.nowMs() + perRequest.toMillis(), own, FINAL);
                     }
                     return null;
                 });
@@ -141,8 +227,17 @@ final class Clients {
 
     /** How many requests each style sent. */
     Map<String, Integer> styles() {
+        return counts(styles);
+    }
+
+    /** How many refunds each style sent. */
+    Map<String, Integer> refundStyles() {
+        return counts(refundStyles);
+    }
+
+    private static Map<String, Integer> counts(Map<String, AtomicInteger> byStyle) {
         Map<String, Integer> counts = new TreeMap<>();
-        styles.forEach((style, n) -> counts.put(style, n.get()));
+        byStyle.forEach((style, n) -> counts.put(style, n.get()));
         return counts;
     }
 
@@ -183,21 +278,26 @@ final class Clients {
                 Request request = history.newRequest(merchant, id,
                         new PayRequest(orderNo, orderNo + "_r" + attempt, token, PayClient.AMOUNT),
                         random.nextInt(100) < QUEUE_PERCENT);
-                Answer answer = send(request);
+                Sendable payment = new Payment(traffic, request);
+                Answer answer = send(payment, styles);
                 traffic.observeOrder(merchant, orderNo, random);
                 if (answer == null) {
-                    comeBackLater(request, 10_000 + random.nextInt(40_000));
+                    comeBackLater(payment, 10_000 + random.nextInt(40_000));
                     // an impatient client pays the order again meanwhile, with a new token and request number
                     if (random.nextInt(3) == 0) {
                         continue;
                     }
                     return;
                 }
+                if (random.nextInt(10) == 0) {
+                    comeBackLater(payment, 5_000 + random.nextInt(30_000));
+                }
                 if (Answers.isPaid(answer)) {
                     paidOrders.add(new String[] { merchant, orderNo });
-                }
-                if (random.nextInt(10) == 0) {
-                    comeBackLater(request, 5_000 + random.nextInt(30_000));
+                    if (random.nextInt(100) < REFUND_PERCENT) {
+                        refund(orderNo);
+                    }
+                    return;
                 }
                 boolean failed = Answers.isDeclined(answer) || Answers.isNotCompleted(answer);
                 if (!failed || random.nextInt(4) == 0) {
@@ -206,10 +306,64 @@ final class Clients {
             }
         }
 
+        /**
+         * Refunds part of the paid order once to three times, each a random part of what was paid, or what is
+         * left of it as the client reckons, or more; sent one after the other, or all at once.
+         */
+        private void refund(String orderNo) throws InterruptedException {
+            int count = 1 + random.nextInt(3);
+            List<Sendable> refunds = new ArrayList<>();
+            long asked = 0;
+            for (int i = 1; i <= count; i++) {
+                String token = traffic.issueToken(merchant, random, trafficEndsMs);
+                if (token == null) {
+                    break;
+                }
+                long amount = random.nextInt(5) == 0 ? Math.max(1, PayClient.AMOUNT - asked)
+                        : 1 + random.nextInt((int) (PayClient.AMOUNT * 3 / 4));
+                asked += amount;
+                refunds.add(new RefundCopies(traffic, history.newRefund(merchant, id, orderNo, orderNo + "_f" + i, token,
+                        amount)));
+            }
+            if (refunds.size() > 1 && random.nextInt(100) < RACE_PERCENT) {
+                List<Future<Answer>> racing = new ArrayList<>();
+                for (Sendable refund : refunds) {
+                    Random own = new Random(random.nextLong());
+                    racing.add(copies.submit(() -> sendOrComeBack(refund, own)));
+                }
+                for (Future<Answer> refund : racing) {
+                    try {
+                        refund.get(trafficEndsMs - history.nowMs() + 3 * Traffic.PATIENCE.toMillis() + 60_000,
+                                TimeUnit.MILLISECONDS);
+                    } catch (Exception lost) {
+                        // its answers are in the history
+                    }
+                }
+            } else {
+                for (Sendable refund : refunds) {
+                    sendOrComeBack(refund, random);
+                }
+            }
+            traffic.observeOrder(merchant, orderNo, random);
+        }
+
+        private Answer sendOrComeBack(Sendable refund, Random own) throws InterruptedException {
+            Answer answer = send(refund, refundStyles, own);
+            if (answer == null || own.nextInt(10) == 0) {
+                comeBackLater(refund, 5_000 + own.nextInt(30_000));
+            }
+            return answer;
+        }
+
+        private Answer send(Sendable sendable, Map<String, AtomicInteger> counted) throws InterruptedException {
+            return send(sendable, counted, random);
+        }
+
         /** Sends the request in this client's way; answers its final answer, or null when the client lost patience. */
-        private Answer send(Request request) throws InterruptedException {
+        private Answer send(Sendable request, Map<String, AtomicInteger> counted, Random random)
+                throws InterruptedException {
             Style style = Style.values()[weighted(random, 40, 25, 20, 15)];
-            styles.computeIfAbsent(style.name().toLowerCase().replace('_', ' '), k -> new AtomicInteger()).incrementAndGet();
+            counted.computeIfAbsent(style.name().toLowerCase().replace('_', ' '), k -> new AtomicInteger()).incrementAndGet();
             long deadline = patience(8_000 + random.nextInt(17_000));
             switch (style) {
                 case DOUBLE_CLICK -> {
@@ -233,16 +387,16 @@ final class Clients {
                     return first;
                 }
                 case HANGS_UP -> {
-                    Answer answer = traffic.pay(request, 0, firstRoute(request, random),
+                    Answer answer = request.send(0, firstRoute(request, random),
                             Duration.ofMillis(30 + random.nextInt(1_500)), true, TRAFFIC);
-                    if (Answers.isFinal(answer)) {
+                    if (request.isFinal(answer)) {
                         return answer;
                     }
                     return random.nextBoolean() ? untilFinal(request, 0, deadline, random, TRAFFIC) : null;
                 }
                 case COMES_BACK_LATER -> {
-                    Answer answer = traffic.pay(request, 0, firstRoute(request, random), Traffic.PATIENCE, false, TRAFFIC);
-                    return Answers.isFinal(answer) ? answer : null;
+                    Answer answer = request.send(0, firstRoute(request, random), Traffic.PATIENCE, false, TRAFFIC);
+                    return request.isFinal(answer) ? answer : null;
                 }
                 default -> {
                     return untilFinal(request, 0, deadline, random, TRAFFIC);
@@ -256,14 +410,14 @@ final class Clients {
      * finally (answered) or {@code deadlineMs} has passed (null). Waits between copies as the answer says:
      * its Retry-After, a moment for a 202, less for a broken connection.
      */
-    private Answer untilFinal(Request request, int lane, long deadlineMs, Random random, String phase)
+    private Answer untilFinal(Sendable request, int lane, long deadlineMs, Random random, String phase)
             throws InterruptedException {
         for (int sent = 0; sent < 200; sent++) {
             // side by side, lanes take different instances; one after the other, a lane moves on to the next
-            boolean byQueue = request.byQueue && (lane + sent == 0 || random.nextBoolean());
-            Route route = byQueue ? Traffic.QUEUE : traffic.route(random, request.id + lane + sent);
-            Answer answer = traffic.pay(request, lane, route, Traffic.PATIENCE, false, phase);
-            if (Answers.isFinal(answer)) {
+            Route route = request.byQueue(random, lane, sent) ? Traffic.QUEUE
+                    : traffic.route(random, request.id() + lane + sent);
+            Answer answer = request.send(lane, route, Traffic.PATIENCE, false, phase);
+            if (request.isFinal(answer)) {
                 return answer;
             }
             if (history.nowMs() >= deadlineMs) {
@@ -275,8 +429,8 @@ final class Clients {
     }
 
     /** The queue for a request that goes partly by queue, else anywhere. */
-    private Route firstRoute(Request request, Random random) {
-        return request.byQueue ? Traffic.QUEUE : traffic.anyRoute(random);
+    private Route firstRoute(Sendable request, Random random) {
+        return request.byQueue(random, 0, 0) ? Traffic.QUEUE : traffic.anyRoute(random);
     }
 
     /**
@@ -298,7 +452,7 @@ final class Clients {
         return answer.status() == 202 ? 500 + random.nextInt(1_000) : 200 + random.nextInt(600);
     }
 
-    private void comeBackLater(Request request, long inMs) {
+    private void comeBackLater(Sendable request, long inMs) {
         if (!stopping) {
             comebacks.add(new Comeback(request, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(inMs)));
         }
@@ -338,7 +492,7 @@ final class Clients {
         }
     }
 
-    private record Comeback(Request request, long dueNanos) implements Delayed {
+    private record Comeback(Sendable request, long dueNanos) implements Delayed {
 
         @Override
         public long getDelay(TimeUnit unit) {

@@ -33,6 +33,9 @@ final class FaultInjector {
 
     /** What a charge call to the sandbox starts with, on the wire. */
     private static final String CHARGE = "POST /sandbox/charges ";
+    /** The sandbox behaviours' operations. */
+    private static final String CHARGE_OPERATION = "charge";
+    private static final String REFUND = "refund";
     /** A marker no request contains: arming it takes back a cut that never fired. */
     private static final String NOTHING = "chaos: no request contains this";
     /** How long an owner's pause waits for an opening on its instance before it stops the instance anyway. */
@@ -169,14 +172,22 @@ final class FaultInjector {
             default -> {
                 started(fault).end(history.nowMs());
                 String mode = switch (fault.kind()) {
-                    case SANDBOX_SLOW -> "ok";
-                    case SANDBOX_DECLINE -> "decline";
-                    case SANDBOX_REFUSE -> "fail_before_accept";
+                    case SANDBOX_SLOW, SANDBOX_REFUND_SLOW -> "ok";
+                    case SANDBOX_DECLINE, SANDBOX_REFUND_DECLINE -> "decline";
+                    case SANDBOX_REFUSE, SANDBOX_REFUND_REFUSE -> "fail_before_accept";
                     default -> "timeout_after_accept";
                 };
-                deployment.channel(fault.merchant()).sandbox(mode, fault.latencyMs(), fault.count());
+                behave(fault.merchant(), fault.kind().onRefunds() ? REFUND : CHARGE_OPERATION, mode, fault.latencyMs(),
+                        fault.count());
             }
         }
+    }
+
+    /** The merchant's next {@code count} charges or refunds ({@code operation}) take {@code mode} after {@code latencyMs}. */
+    private void behave(String merchant, String operation, String mode, long latencyMs, int count) {
+        deployment.channel(merchant).call(Duration.ofSeconds(5))
+                .body(Map.of("operation", operation, "mode", mode, "latency_ms", latencyMs, "count", count))
+                .put("/sandbox/behavior").then().statusCode(200);
     }
 
     /** SIGKILL or SIGTERM; the instance is started again once its span is over, and counts as up once ready. */
@@ -394,7 +405,12 @@ final class FaultInjector {
             }
         }
         for (String merchant : merchants) {
-            deployment.channel(merchant).sandbox("ok", 0, 0);
+            behave(merchant, CHARGE_OPERATION, "ok", 0, 0);
+            try {
+                behave(merchant, REFUND, "ok", 0, 0);
+            } catch (RuntimeException | AssertionError e) {
+                error("resetting the refund behaviour of " + merchant + ": " + e);
+            }
         }
         timer.shutdownNow();
     }

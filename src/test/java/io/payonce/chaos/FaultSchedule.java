@@ -36,7 +36,11 @@ final class FaultSchedule {
         SANDBOX_DECLINE("channel declines", 2),
         SANDBOX_REFUSE("channel refuses before accepting", 2),
         SANDBOX_ANSWER_LOST("channel accepts, answer lost", 2),
-        SANDBOX_LATE_ACCEPT("channel accepts long after the timeout", 2);
+        SANDBOX_LATE_ACCEPT("channel accepts long after the timeout", 2),
+        SANDBOX_REFUND_SLOW("channel slow to refund", 1),
+        SANDBOX_REFUND_DECLINE("channel declines refunds", 1),
+        SANDBOX_REFUND_REFUSE("channel refuses refunds before accepting", 1),
+        SANDBOX_REFUND_ANSWER_LOST("channel accepts refunds, answer lost", 1);
 
         final String label;
         final int weight;
@@ -77,6 +81,11 @@ final class FaultSchedule {
             return name().startsWith("SANDBOX");
         }
 
+        /** A sandbox behaviour for the merchant's next refunds rather than its next charges. */
+        boolean onRefunds() {
+            return name().startsWith("SANDBOX_REFUND");
+        }
+
         /** Cuts one instance's way to RabbitMQ: its connection reset, new ones refused, then let through again. */
         boolean onBroker() {
             return name().startsWith("BROKER");
@@ -104,7 +113,8 @@ final class FaultSchedule {
             } else if (kind.onBroker()) {
                 what += " on #" + instance + "'s way to the broker, for " + lastsMs + " ms";
             } else if (kind.onSandbox()) {
-                what += " for " + merchant + ": next " + count + " charge(s), " + latencyMs + " ms";
+                what += " for " + merchant + ": next " + count + (kind.onRefunds() ? " refund(s), " : " charge(s), ")
+                        + latencyMs + " ms";
             } else if (kind == Kind.REDIS_SLOW) {
                 what += " (+" + latencyMs + " ms a chunk) for " + lastsMs + " ms";
             } else if (kind != Kind.REDIS_FLUSHED) {
@@ -247,9 +257,11 @@ final class FaultSchedule {
                 String merchant = merchants.get(random.nextInt(merchants.size()));
                 int count = 1 + random.nextInt(4);
                 long latency = switch (kind) {
-                    case SANDBOX_SLOW -> 300 + random.nextInt(2_700);
-                    case SANDBOX_DECLINE, SANDBOX_REFUSE -> random.nextInt(400);
+                    case SANDBOX_SLOW, SANDBOX_REFUND_SLOW -> 300 + random.nextInt(2_700);
+                    case SANDBOX_DECLINE, SANDBOX_REFUSE, SANDBOX_REFUND_DECLINE, SANDBOX_REFUND_REFUSE -> random.nextInt(400);
                     case SANDBOX_ANSWER_LOST -> 0;
+                    // answered past the channel timeout, now and then past give-up-after: settled later, or closed
+                    case SANDBOX_REFUND_ANSWER_LOST -> random.nextInt(3) == 0 ? 0 : 2_000 + random.nextInt(25_000);
                     // up to twice give-up-after: some are closed at the channel first, then answered payment_not_completed
                     default -> 3_000 + random.nextInt(27_000);
                 };

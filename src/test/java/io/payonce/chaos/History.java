@@ -91,6 +91,61 @@ final class History {
     }
 
     /**
+     * A refund as a client means it: part (or all, or more than is left) of one paid order, its own refund number
+     * and token, sent as often as it takes, by HTTP only.
+     */
+    static final class Refund {
+        final int id;
+        final String merchant;
+        final int client;
+        final String orderNo;
+        final String refundNo;
+        final String token;
+        final long amount;
+        private final List<Attempt> attempts = new ArrayList<>();
+
+        Refund(int id, String merchant, int client, String orderNo, String refundNo, String token, long amount) {
+            this.id = id;
+            this.merchant = merchant;
+            this.client = client;
+            this.orderNo = orderNo;
+            this.refundNo = refundNo;
+            this.token = token;
+            this.amount = amount;
+        }
+
+        synchronized void add(Attempt attempt) {
+            attempts.add(attempt);
+        }
+
+        /** Every copy with its answer, in the order they were answered. */
+        synchronized List<Attempt> attempts() {
+            List<Attempt> all = new ArrayList<>(attempts);
+            all.sort(Comparator.comparingLong(Attempt::doneAtMs));
+            return List.copyOf(all);
+        }
+
+        /** The first final answer any copy received, or null. */
+        Answer finalAnswer() {
+            return attempts().stream().map(Attempt::answer).filter(Answers::isRefundFinal).findFirst().orElse(null);
+        }
+
+        long firstSentMs() {
+            return attempts().stream().mapToLong(Attempt::sentAtMs).min().orElse(Long.MAX_VALUE);
+        }
+
+        Map<String, Object> body() {
+            return Map.of("order_no", orderNo, "refund_no", refundNo, "amount", amount);
+        }
+
+        @Override
+        public String toString() {
+            return "refund #" + id + " of client " + client + " (" + merchant + "): order " + orderNo + ", refund_no "
+                    + refundNo + ", token " + token + ", amount " + amount;
+        }
+    }
+
+    /**
      * One copy of a request: which of the client's side-by-side copies sent it ({@code lane}: 0, or 0 to 2 for a
      * double click), the way it took ({@code route}: a gateway, or {@code instance} directly, -1 through a
      * gateway or the queue), when it was sent, in which phase of the run, whether the client meant to hang up
@@ -208,14 +263,18 @@ final class History {
         }
     }
 
-    /** An order as one {@code GET /orders/{order_no}} (or a 200 PAID answer) showed it, with when it was asked and told. */
+    /**
+     * An order as one {@code GET /orders/{order_no}} (or a 200 PAID answer) showed it, with when it was asked and
+     * told; {@code refundedAmount} -1 when the answer did not say.
+     */
     record OrderSeen(String merchant, String orderNo, long sentAtMs, long receivedAtMs, String status, int version,
-            String how) {
+            long refundedAmount, String how) {
 
         @Override
         public String toString() {
-            return String.format("%8.3f s  %s%s (%s, asked at %.3f s)", receivedAtMs / 1000.0, status,
-                    version < 0 ? "" : " v" + version, how, sentAtMs / 1000.0);
+            return String.format("%8.3f s  %s%s%s (%s, asked at %.3f s)", receivedAtMs / 1000.0, status,
+                    version < 0 ? "" : " v" + version, refundedAmount <= 0 ? "" : ", refunded " + refundedAmount, how,
+                    sentAtMs / 1000.0);
         }
     }
 
@@ -261,6 +320,7 @@ final class History {
 
     private final long startNanos = System.nanoTime();
     private final List<Request> requests = new ArrayList<>();
+    private final List<Refund> refunds = new ArrayList<>();
     private final List<OrderSeen> orders = new ArrayList<>();
     private final List<FaultWindow> faults = new ArrayList<>();
     private final Map<String, Integer> skipped = new TreeMap<>();
@@ -273,6 +333,17 @@ final class History {
         Request request = new Request(requests.size() + 1, merchant, client, intent, byQueue);
         requests.add(request);
         return request;
+    }
+
+    synchronized Refund newRefund(String merchant, int client, String orderNo, String refundNo, String token,
+            long amount) {
+        Refund refund = new Refund(refunds.size() + 1, merchant, client, orderNo, refundNo, token, amount);
+        refunds.add(refund);
+        return refund;
+    }
+
+    synchronized List<Refund> refunds() {
+        return List.copyOf(refunds);
     }
 
     synchronized void sawOrder(OrderSeen seen) {

@@ -8,11 +8,13 @@ import java.util.stream.Collectors;
 
 import io.payonce.chaos.Books.OrderRow;
 import io.payonce.chaos.Books.PaymentRow;
+import io.payonce.chaos.Books.RefundLedger;
 import io.payonce.chaos.Checker.Violation;
 import io.payonce.chaos.History.Attempt;
 import io.payonce.chaos.History.FaultWindow;
 import io.payonce.chaos.History.Heard;
 import io.payonce.chaos.History.QueueCopy;
+import io.payonce.chaos.History.Refund;
 import io.payonce.chaos.History.Request;
 import io.payonce.support.PayClient;
 import io.payonce.support.PayClient.Ledger;
@@ -74,6 +76,19 @@ final class Report {
                 copies, counts(phases)));
         out.append(String.format("  queue commands: %d, for %d requests; their answers: %s%n", commands, queuedRequests,
                 counts(queueAnswers)));
+        Map<String, Integer> refundPhases = new TreeMap<>();
+        Map<String, Integer> refundAnswers = new TreeMap<>();
+        int refundCopies = 0;
+        for (Refund refund : history.refunds()) {
+            for (Attempt attempt : refund.attempts()) {
+                refundCopies++;
+                refundPhases.merge(attempt.phase(), 1, Integer::sum);
+                refundAnswers.merge(Answers.kind(attempt.answer(), attempt.hangUp()), 1, Integer::sum);
+            }
+        }
+        out.append(String.format("  refunds: %d of %d orders (%s); copies sent: %d (%s)%n", history.refunds().size(),
+                history.refunds().stream().map(r -> Books.key(r.merchant, r.orderNo)).distinct().count(),
+                counts(clients.refundStyles()), refundCopies, counts(refundPhases)));
 
         Map<String, Integer> orderStatus = new TreeMap<>();
         for (OrderRow order : books.orders.values()) {
@@ -92,6 +107,15 @@ final class Report {
         out.append(String.format("  orders: %d (%s); payments: %d (%s)%n", books.orders.size(), counts(orderStatus),
                 paymentCount, counts(paymentStatus)));
         out.append(String.format("  channel: %d successful charges from %d charge calls%n", charges, calls));
+        Map<String, Integer> refundStatus = new TreeMap<>();
+        books.refundsByNumber.values().forEach(rows -> rows.forEach(row -> refundStatus.merge(row.status()
+                + (row.failure() == null ? "" : " " + row.failure()), 1, Integer::sum)));
+        long refundsMade = books.refundLedgers.values().stream().mapToLong(RefundLedger::refunds).sum();
+        long refunded = books.refundLedgers.values().stream().mapToLong(RefundLedger::refundedAmount).sum();
+        long refundCalls = books.refundLedgers.values().stream().mapToLong(RefundLedger::attempts).sum();
+        out.append(String.format("  refund records: %d (%s); channel: %d successful refunds (%d cents in all) from %d"
+                + " refund calls%n", refundStatus.values().stream().mapToInt(n -> n).sum(), counts(refundStatus), refundsMade,
+                refunded, refundCalls));
 
         Map<String, Integer> injected = faults.injected();
         out.append(String.format("  faults injected: %d of %d drawn (%s)%n", injected.values().stream().mapToInt(n -> n).sum(),
@@ -100,6 +124,7 @@ final class Report {
             out.append("  faults skipped: ").append(counts(history.skipped())).append('\n');
         }
         out.append("  answers by HTTP: ").append(counts(answers)).append('\n');
+        out.append("  refund answers: ").append(counts(refundAnswers)).append('\n');
         for (String note : notes) {
             out.append("  note: ").append(note).append('\n');
         }
@@ -154,8 +179,25 @@ final class Report {
             out.append("      token: ").append(books.tokens.get(Books.key(request.merchant, request.intent.token())))
                     .append('\n');
         }
+        for (Refund refund : history.refunds()) {
+            if (!Books.key(refund.merchant, refund.orderNo).equals(orderKey)) {
+                continue;
+            }
+            String refundKey = Books.key(refund.merchant, refund.refundNo);
+            out.append(violation.request() == null && violation.detail().startsWith("refund #" + refund.id + " ")
+                    ? "> " : "  ").append(refund).append('\n');
+            for (Attempt attempt : refund.attempts().stream().sorted(Comparator.comparingLong(Attempt::sentAtMs)).toList()) {
+                out.append("      ").append(attempt).append('\n');
+                from = Math.min(from, attempt.sentAtMs());
+                to = Math.max(to, attempt.doneAtMs());
+            }
+            out.append("      the channel says: ").append(books.channelSaysOfRefund(refundKey)).append('\n');
+            out.append("      refund record: ").append(books.refundsByNumber.getOrDefault(refundKey, List.of()))
+                    .append('\n');
+            out.append("      token: ").append(books.tokens.get(Books.key(refund.merchant, refund.token))).append('\n');
+        }
         out.append("  order: ").append(books.orders.get(orderKey)).append(", ledger: ")
-                .append(books.ledgers.get(orderKey)).append('\n');
+                .append(books.ledgers.get(orderKey)).append(", ").append(books.refundLedgers.get(orderKey)).append('\n');
         history.orders().stream()
                 .filter(o -> Books.key(o.merchant(), o.orderNo()).equals(orderKey))
                 .sorted(Comparator.comparingLong(History.OrderSeen::receivedAtMs))

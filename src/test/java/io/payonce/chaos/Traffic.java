@@ -12,6 +12,7 @@ import java.util.stream.IntStream;
 import io.payonce.chaos.History.Attempt;
 import io.payonce.chaos.History.OrderSeen;
 import io.payonce.chaos.History.QueueCopy;
+import io.payonce.chaos.History.Refund;
 import io.payonce.chaos.History.Request;
 import io.payonce.support.Answer;
 import io.payonce.support.AppProcess;
@@ -121,8 +122,18 @@ final class Traffic implements AutoCloseable {
                 System.currentTimeMillis()));
         if (Answers.isPaid(answer)) {
             history.sawOrder(new OrderSeen(request.merchant, request.intent.orderNo(), sentAt, history.nowMs(), "PAID",
-                    -1, "200 to " + request.intent.requestNo()));
+                    -1, -1, "200 to " + request.intent.requestNo()));
         }
+        return answer;
+    }
+
+    /** One copy of the refund by HTTP, recorded with its answer, as {@link #pay} sends a payment's. */
+    Answer refund(Refund refund, int lane, Route route, Duration timeout, boolean hangUp, String phase) {
+        long sentAt = history.nowMs();
+        Answer answer = Answer.of(() -> route.spec(refund.merchant, timeout)
+                .header("Idempotency-Key", "\"" + refund.token + "\"").body(refund.body()).post("/refunds"));
+        refund.add(new Attempt(lane, route.name(), route.instanceIndex(), sentAt, phase, hangUp, answer,
+                System.currentTimeMillis()));
         return answer;
     }
 
@@ -164,7 +175,7 @@ final class Traffic implements AutoCloseable {
         Answer answer = copy.attempt().answer();
         if (Answers.isPaid(answer)) {
             history.sawOrder(new OrderSeen(request.merchant, request.intent.orderNo(), sentAt, history.nowMs(), "PAID",
-                    -1, "200 by queue to " + request.intent.requestNo()));
+                    -1, -1, "200 by queue to " + request.intent.requestNo()));
         }
         return answer;
     }
@@ -264,7 +275,7 @@ final class Traffic implements AutoCloseable {
             if (r.statusCode() == 200) {
                 JsonPath json = r.jsonPath();
                 history.sawOrder(new OrderSeen(merchant, orderNo, sentAt, history.nowMs(), json.getString("status"),
-                        json.getInt("version"), "GET /orders"));
+                        json.getInt("version"), json.getLong("refunded_amount"), "GET /orders"));
             }
         } catch (Exception brokenConnection) {
             // nothing seen
