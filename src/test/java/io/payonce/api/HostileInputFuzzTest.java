@@ -82,6 +82,9 @@ import io.vertx.mutiny.sqlclient.Tuple;
 @QuarkusTest
 class HostileInputFuzzTest {
 
+    /** The sandbox keeps a behaviour per merchant for each of these. */
+    private static final List<String> SANDBOX_OPERATIONS = List.of("charge", "refund");
+
     private static final String MERCHANT = "merchant_fuzz";
     private static final String OTHER_MERCHANT = "merchant_fuzz_other";
     /** Every merchant a case can name validly starts so; rows under any of them are watched. */
@@ -260,12 +263,15 @@ class HostileInputFuzzTest {
         return "now " + added + ", no longer " + gone;
     }
 
-    /** What differs from the sandbox's normal behaviour for either merchant, or null. */
+    /** What differs from the sandbox's normal behaviour, for charges or refunds, for either merchant, or null. */
     private static String changedBehaviour() {
         for (String merchant : List.of(MERCHANT, OTHER_MERCHANT)) {
-            String setting = given().header(HostileInputGenerator.MERCHANT_HEADER, merchant).get("/sandbox/behavior").asString();
-            if (!setting.equals("{\"mode\":\"ok\",\"latency_ms\":0,\"count\":0}")) {
-                return merchant + ": " + setting;
+            for (String operation : SANDBOX_OPERATIONS) {
+                String setting = given().header(HostileInputGenerator.MERCHANT_HEADER, merchant)
+                        .queryParam("operation", operation).get("/sandbox/behavior").asString();
+                if (!setting.equals("{\"operation\":\"" + operation + "\",\"mode\":\"ok\",\"latency_ms\":0,\"count\":0}")) {
+                    return merchant + ": " + setting;
+                }
             }
         }
         return null;
@@ -273,7 +279,10 @@ class HostileInputFuzzTest {
 
     private static void resetBehaviour() {
         for (String merchant : List.of(MERCHANT, OTHER_MERCHANT)) {
-            as(merchant).body(Map.of("mode", "ok", "count", 0)).put("/sandbox/behavior").then().statusCode(200);
+            for (String operation : SANDBOX_OPERATIONS) {
+                as(merchant).body(Map.of("operation", operation, "mode", "ok", "count", 0)).put("/sandbox/behavior")
+                        .then().statusCode(200);
+            }
         }
     }
 
