@@ -364,9 +364,7 @@ public class PaymentExecutor {
                     if (!reserved) {
                         throw new RefundDoesNotFit();
                     }
-                    Payment refund = new Payment(refundId, opening.merchantId(), opening.number(), opening.orderNo(),
-                            opening.token(), amount, order.currency(), PaymentStatus.PROCESSING, null, null, null, null,
-                            0, owner.epoch(), PaymentKind.REFUND);
+                    Payment refund = opened(refundId, opening, amount, order.currency(), owner.epoch());
                     return new Charge(new Held(refund, owner.epoch(), true, Optional.of(owner), Optional.of(order),
                             since, lease, Duration.ZERO));
                 }));
@@ -403,17 +401,18 @@ public class PaymentExecutor {
                                 metrics.stopped(Layer.STATE_MACHINE);
                                 throw new Stop(new PayOutcome.OrderNotPayable(cmd.orderNo(), cmd.requestNo()));
                             }
-                            Payment payment = opened(paymentId, cmd, order, owner.epoch());
+                            Payment payment = opened(paymentId, Opening.of(cmd), order.amount(), order.currency(),
+                                    owner.epoch());
                             return new Charge(new Held(payment, owner.epoch(), true, Optional.of(owner),
                                     Optional.of(order.movedTo(OrderStatus.PAYING, UtcTime.now())), since, lease,
                                     Duration.ZERO));
                         }));
     }
 
-    /** The record the opening inserted, as the phases after it need it. */
-    private static Payment opened(long id, PayCommand cmd, Order order, int epoch) {
-        return new Payment(id, cmd.merchantId(), cmd.requestNo(), cmd.orderNo(), cmd.token(), order.amount(),
-                order.currency(), PaymentStatus.PROCESSING, null, null, null, null, 0, epoch, PaymentKind.CHARGE);
+    /** The record an opening inserted, charge or refund, as the phases after it need it. */
+    private static Payment opened(long id, Opening opening, long amount, String currency, int epoch) {
+        return new Payment(id, opening.merchantId(), opening.number(), opening.orderNo(), opening.token(), amount,
+                currency, PaymentStatus.PROCESSING, null, null, null, null, 0, epoch, opening.kind());
     }
 
     /** Rolls the opening transaction back with an outcome to answer. */

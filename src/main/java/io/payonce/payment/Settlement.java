@@ -83,8 +83,9 @@ public class Settlement {
         // one instant for the answer's paid_at and the record's updated_at, at the column's precision, so an
         // answer rebuilt from the record is the one stored
         Instant now = UtcTime.now().truncatedTo(ChronoUnit.MILLIS);
-        PayOutcome outcome = outcome(target, word, now);
-        StoredResponse response = renderer.render(outcome);
+        if (!word.isFinal()) {
+            throw new IllegalArgumentException("not the channel's final word: " + word);
+        }
         boolean paid = word instanceof ChargeResult.Succeeded;
         PaymentFailure failure = switch (word) {
             case ChargeResult.Declined declined -> PaymentFailure.DECLINED;
@@ -96,6 +97,9 @@ public class Settlement {
             case ChargeResult.Declined declined -> declined.txnId();
             default -> null;
         };
+        StoredResponse response = renderer.render(outcome(target.kind(), target.orderNo(), target.requestNo(),
+                target.amount(), target.currency(), paid ? PaymentStatus.SUCCEEDED : PaymentStatus.FAILED, failure,
+                txnId, now));
         if (target.kind() == PaymentKind.REFUND) {
             return settleRefund(target, paid, failure, txnId, response, now)
                     .flatMap(changed -> changed ? Uni.createFrom().item(new Settled(response, true))
@@ -163,55 +167,32 @@ public class Settlement {
 
     /** What a request answers while its charge's or refund's outcome is unknown. */
     public static PayOutcome processing(PaymentKind kind, String orderNo, String number) {
-        return kind == PaymentKind.CHARGE ? new PayOutcome.Processing(orderNo, number)
-                : new PayOutcome.RefundProcessing(orderNo, number);
+        return outcome(kind, orderNo, number, 0, null, PaymentStatus.PROCESSING, null, null, null);
     }
 
     /** The outcome a settled payment or refund record stands for. */
     public static PayOutcome outcomeOf(Payment payment) {
-        if (payment.kind() == PaymentKind.REFUND) {
-            return switch (payment.status()) {
-                case SUCCEEDED -> new PayOutcome.Refunded(payment.orderNo(), payment.requestNo(), payment.amount(),
-                        payment.currency(), payment.channelTxnId(), payment.updatedAt());
-                case FAILED -> payment.failure() == PaymentFailure.CLOSED
-                        ? new PayOutcome.RefundNotCompleted(payment.orderNo(), payment.requestNo())
-                        : new PayOutcome.RefundDeclined(payment.orderNo(), payment.requestNo());
-                case PROCESSING -> new PayOutcome.RefundProcessing(payment.orderNo(), payment.requestNo());
-            };
-        }
-        return switch (payment.status()) {
-            case SUCCEEDED -> new PayOutcome.Paid(payment.orderNo(), payment.requestNo(), payment.amount(),
-                    payment.currency(), payment.channelTxnId(), payment.updatedAt());
-            case FAILED -> payment.failure() == PaymentFailure.CLOSED
-                    ? new PayOutcome.NotCompleted(payment.orderNo(), payment.requestNo())
-                    : new PayOutcome.Declined(payment.orderNo(), payment.requestNo());
-            case PROCESSING -> new PayOutcome.Processing(payment.orderNo(), payment.requestNo());
-        };
+        return outcome(payment.kind(), payment.orderNo(), payment.requestNo(), payment.amount(), payment.currency(),
+                payment.status(), payment.failure(), payment.channelTxnId(), payment.updatedAt());
     }
 
-    private static PayOutcome outcome(Target target, ChargeResult word, Instant now) {
-        if (target.kind() == PaymentKind.REFUND) {
-            return switch (word) {
-                case ChargeResult.Succeeded ok -> new PayOutcome.Refunded(target.orderNo(), target.requestNo(),
-                        target.amount(), target.currency(), ok.txnId(), now);
-                case ChargeResult.Declined declined -> new PayOutcome.RefundDeclined(target.orderNo(), target.requestNo());
-                case ChargeResult.Closed closed -> new PayOutcome.RefundNotCompleted(target.orderNo(), target.requestNo());
-                default -> throw notFinal(word);
-            };
-        }
-        return switch (word) {
-            case ChargeResult.Succeeded ok -> new PayOutcome.Paid(target.orderNo(), target.requestNo(), target.amount(),
-                    target.currency(), ok.txnId(), now);
-            case ChargeResult.Declined declined -> new PayOutcome.Declined(target.orderNo(), target.requestNo());
-            case ChargeResult.Closed closed -> new PayOutcome.NotCompleted(target.orderNo(), target.requestNo());
-            case ChargeResult.NotAccepted n -> throw notFinal(word);
-            case ChargeResult.Pending p -> throw notFinal(word);
-            case ChargeResult.NotFound n -> throw notFinal(word);
-            case ChargeResult.Unknown u -> throw notFinal(word);
+    /**
+     * The one reading of a charge's or refund's state as the request's outcome: what a settlement stores, and
+     * what a record, read back, stands for. {@code at} is when it succeeded.
+     */
+    private static PayOutcome outcome(PaymentKind kind, String orderNo, String number, long amount, String currency,
+            PaymentStatus status, PaymentFailure failure, String channelId, Instant at) {
+        boolean charge = kind == PaymentKind.CHARGE;
+        return switch (status) {
+            case SUCCEEDED -> charge ? new PayOutcome.Paid(orderNo, number, amount, currency, channelId, at)
+                    : new PayOutcome.Refunded(orderNo, number, amount, currency, channelId, at);
+            case FAILED -> failure == PaymentFailure.CLOSED
+                    ? (charge ? new PayOutcome.NotCompleted(orderNo, number)
+                            : new PayOutcome.RefundNotCompleted(orderNo, number))
+                    : (charge ? new PayOutcome.Declined(orderNo, number)
+                            : new PayOutcome.RefundDeclined(orderNo, number));
+            case PROCESSING -> charge ? new PayOutcome.Processing(orderNo, number)
+                    : new PayOutcome.RefundProcessing(orderNo, number);
         };
-    }
-
-    private static IllegalArgumentException notFinal(ChargeResult word) {
-        return new IllegalArgumentException("not the channel's final word: " + word);
     }
 }
