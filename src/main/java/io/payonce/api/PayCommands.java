@@ -4,6 +4,7 @@ import jakarta.inject.Singleton;
 
 import io.payonce.api.ApiModels.PayRequest;
 import io.payonce.api.ApiModels.RefundRequest;
+import io.payonce.idempotency.Fingerprint;
 import io.payonce.payment.PayCommand;
 import io.payonce.refund.RefundCommand;
 
@@ -28,7 +29,7 @@ public class PayCommands {
     public PayCommand read(String merchantId, String keyHeader, String contentType, byte[] body) {
         PayRequest request = bodies.read(contentType, body, PayRequest.class);
         return new PayCommand(merchantId, PayResource.token(keyHeader, request.token()), request.orderNo(),
-                request.requestNo(), request.amount(), request.currency());
+                request.requestNo(), request.amount(), request.currency(), Fingerprint.ofBody(body));
     }
 
     /** A refund command, by the same rules (its key from the entrance's key header only). */

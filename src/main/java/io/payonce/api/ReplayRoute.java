@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.payonce.PayOnceConfig;
 import io.payonce.api.ApiModels.PayRequest;
 import io.payonce.payment.PayCommand;
+import io.payonce.idempotency.Fingerprint;
 import io.payonce.idempotency.Reply;
 import io.payonce.payment.PayService;
 import io.quarkus.runtime.configuration.MemorySize;
@@ -27,12 +28,13 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 /**
  * Replays of {@code POST /pay} at Redis speed: ahead of the REST layer, a copy of a finished request
  * whose answer Redis caches is answered from it on the event loop, without the JAX-RS machinery and
- * without MySQL. It answers only when sure: a JSON body that binds strictly and passes the REST layer's
- * field rules, this merchant's valid token in the header and no token in the body, and a fingerprint equal
- * to the cached one. The fingerprint alone would not do: its canonical form does not tell an empty currency
- * from none, which the REST layer refuses. Anything else (no cached answer,
- * another fingerprint, bad input of any kind, Redis unavailable) goes on to {@link PayResource}, which
- * decides as always.
+ * without MySQL. It answers only when sure: this merchant's valid token in the header, and either the body
+ * the first execution was read from, byte for byte (the digest cached with the answer: the same merchant,
+ * key and bytes bind to the same command, so nothing is parsed), or a JSON body that binds strictly, passes
+ * the REST layer's field rules, carries no token and has a fingerprint equal to the cached one. The
+ * fingerprint alone would not do: its canonical form does not tell an empty currency from none, which the
+ * REST layer refuses. Anything else (no cached answer, another fingerprint, bad input of any kind, Redis
+ * unavailable) goes on to {@link PayResource}, which decides as always.
  */
 @ApplicationScoped
 public class ReplayRoute {
@@ -89,25 +91,26 @@ public class ReplayRoute {
     }
 
     private void replay(RoutingContext ctx) {
-        PayCommand cmd = Boolean.TRUE.equals(ctx.get(BODY_READ)) ? command(ctx) : null;
-        if (cmd == null) {
+        Copy copy = Boolean.TRUE.equals(ctx.get(BODY_READ)) ? copy(ctx) : null;
+        if (copy == null) {
             ctx.next();
             return;
         }
-        pay.replayCached(cmd).subscribe().with(cached -> {
-            if (cached.replay().isEmpty()) {
-                if (cached.holdsNothing()) {
-                    ctx.put(CACHE_MISSED, Boolean.TRUE);
-                }
-                ctx.next();
-                return;
-            }
-            Reply reply = cached.replay().get();
-            ctx.response().setStatusCode(reply.response().status())
-                    .putHeader(HttpHeaders.CONTENT_TYPE, PayResource.mediaType(reply.response().status()))
-                    .putHeader(PayResource.REPLAYED, "true")
-                    .end(reply.response().body());
-        }, refused -> ctx.next());
+        pay.replayCached(copy.merchantId(), copy.key(), Fingerprint.ofBody(copy.body()), () -> command(copy))
+                .subscribe().with(cached -> {
+                    if (cached.replay().isEmpty()) {
+                        if (cached.holdsNothing()) {
+                            ctx.put(CACHE_MISSED, Boolean.TRUE);
+                        }
+                        ctx.next();
+                        return;
+                    }
+                    Reply reply = cached.replay().get();
+                    ctx.response().setStatusCode(reply.response().status())
+                            .putHeader(HttpHeaders.CONTENT_TYPE, PayResource.mediaType(reply.response().status()))
+                            .putHeader(PayResource.REPLAYED, "true")
+                            .end(reply.response().body());
+                }, refused -> ctx.next());
     }
 
     /**
@@ -132,8 +135,12 @@ public class ReplayRoute {
         return false;
     }
 
-    /** The request as a command when it is well-formed enough to be a replay; null sends it on. */
-    private PayCommand command(RoutingContext ctx) {
+    /** A request that may be a copy: its merchant, its key (unquoted) and its body's bytes. */
+    private record Copy(String merchantId, String key, byte[] body) {
+    }
+
+    /** The request when its headers are a replay's; null sends it on. */
+    private Copy copy(RoutingContext ctx) {
         HttpServerRequest request = ctx.request();
         // RequestLimits refused a merchant or key given twice before this route ran
         String merchantId = request.getHeader(merchantHeader);
@@ -145,13 +152,25 @@ public class ReplayRoute {
             return null;
         }
         try {
-            PayRequest bound = json.readValue(body.getBytes(), PayRequest.class);
+            return new Copy(merchantId, PayResource.token(key, null), body.getBytes());
+        } catch (RuntimeException notAKey) {
+            return null;
+        }
+    }
+
+    /**
+     * The copy as a command when its body is well-formed enough to be a replay; null sends it on. Read only when
+     * its bytes are not those of the first execution, whose answer is cached with their digest.
+     */
+    private PayCommand command(Copy copy) {
+        try {
+            PayRequest bound = json.readValue(copy.body(), PayRequest.class);
             // the REST layer's own field rules: a body it refuses is never answered here
             if (bound == null || bound.token() != null || !bodies.valid(bound)) {
                 return null;
             }
-            return new PayCommand(merchantId, PayResource.token(key, null), bound.orderNo(), bound.requestNo(),
-                    bound.amount(), bound.currency());
+            return new PayCommand(copy.merchantId(), copy.key(), bound.orderNo(), bound.requestNo(), bound.amount(),
+                    bound.currency(), null);
         } catch (IOException | RuntimeException notAReplay) {
             return null;
         }

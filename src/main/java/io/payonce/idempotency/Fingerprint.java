@@ -15,6 +15,9 @@ public final class Fingerprint {
     private static final String VERSION = "payonce-fp-v1";
     /** A refund's form starts apart from a payment's, so no refund can ever share a payment's fingerprint. */
     private static final String REFUND_VERSION = "payonce-refund-fp-v1";
+    /** A body's digest starts apart from every fingerprint's form. */
+    private static final byte[] BODY_DOMAIN = "payonce-pay-body-v1\n".getBytes(StandardCharsets.US_ASCII);
+    private static final HexFormat HEX = HexFormat.of();
 
     private Fingerprint() {
     }
@@ -29,11 +32,26 @@ public final class Fingerprint {
         return digest(REFUND_VERSION, merchantId, orderNo, refundNo, Long.toString(amount));
     }
 
+    /**
+     * The digest of a pay request's body bytes as received: a copy sent byte for byte again is known for the
+     * same request without parsing it (the same merchant and key, the same bytes, bind to the same command).
+     * Any other byte, whitespace or member order included, only means the copy is parsed and compared by
+     * {@link #of}.
+     */
+    public static String ofBody(byte[] body) {
+        MessageDigest sha = sha256();
+        sha.update(BODY_DOMAIN);
+        return HEX.formatHex(sha.digest(body));
+    }
+
     private static String digest(String... fields) {
         String canonical = String.join("\n", fields);
+        return HEX.formatHex(sha256().digest(canonical.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private static MessageDigest sha256() {
         try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(canonical.getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(digest);
+            return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JVM has SHA-256", e);
         }

@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.IntFunction;
+import java.util.function.Supplier;
 
 import jakarta.inject.Singleton;
 
@@ -53,10 +54,12 @@ public class IdempotencyGate {
 
     /**
      * One copy of a request at the gate: whose it is, its idempotency key, the fingerprint of its business
-     * parameters, the business number its token binds (a request or refund number), and how long it waits
-     * for a first execution still running.
+     * parameters, the business number its token binds (a request or refund number), how long it waits for a
+     * first execution still running, and the digest of the body it was read from (cached with its answer, so
+     * that a copy of the same bytes is replayed without being parsed; null for none).
      */
-    public record Entrance(String merchantId, String key, String fingerprint, String businessNo, Duration waitBound) {
+    public record Entrance(String merchantId, String key, String fingerprint, String businessNo, Duration waitBound,
+            String bodyDigest) {
     }
 
     /** What the owner of a token runs. */
@@ -84,16 +87,22 @@ public class IdempotencyGate {
     }
 
     /**
-     * The answer Redis caches for this very request (same token, same fingerprint), when it is final. Never
-     * executes anything. Fails as {@link #pass} would for an invalid token or another request's fingerprint.
+     * The answer Redis caches for this very request (same token, and the same body bytes or else the same
+     * fingerprint), when it is final. Never executes anything. {@code fingerprint} is asked only when the
+     * bytes differ from the first execution's, and answers null for a body that is no replay's (the copy then
+     * goes on). Fails as {@link #pass} would for an invalid token or another request's fingerprint.
      */
-    public Uni<CacheLook> replayCached(String merchantId, String key, String fingerprint) {
+    public Uni<CacheLook> replayCached(String merchantId, String key, String bodyDigest, Supplier<String> fingerprint) {
         return tokens.check(merchantId, key)
                 .flatMap(expiresAt -> redis.cached(merchantId, key))
                 .map(payload -> {
                     Optional<CachedAnswer> cached = CachedAnswer.decode(payload);
-                    return new CacheLook(cached.filter(CachedAnswer::isFinal).map(c -> fromCache(c, fingerprint)),
-                            cached.isEmpty());
+                    return new CacheLook(cached.filter(CachedAnswer::isFinal).flatMap(c -> {
+                        if (c.sameBody(bodyDigest)) {
+                            return Optional.of(fromCache(c, c.fingerprint()));
+                        }
+                        return Optional.ofNullable(fingerprint.get()).map(f -> fromCache(c, f));
+                    }), cached.isEmpty());
                 });
     }
 
@@ -142,7 +151,8 @@ public class IdempotencyGate {
     public Uni<Void> handOver(String merchantId, String key, StoredResponse response) {
         return db.bounded(tokens.row(merchantId, key)).flatMap(row -> row.isEmpty()
                 ? Uni.createFrom().voidItem()
-                : publish(merchantId, key, row.get().fingerprint(), response, Uni.createFrom().item(row.get().expiresAt())))
+                : publish(merchantId, key, new CachedAnswer(row.get().fingerprint(), response),
+                        Uni.createFrom().item(row.get().expiresAt())))
                 .onFailure().recoverWithNull();
     }
 
@@ -157,8 +167,9 @@ public class IdempotencyGate {
                 .call(owner -> owner.replayed() ? redis.disown(entrance.merchantId(), entrance.key())
                         : switch (owner.answer().kind()) {
                             case UNSTORED -> released(entrance);
-                            case FINAL, INTERIM -> publish(entrance.merchantId(), entrance.key(), entrance.fingerprint(),
-                                    owner.answer().response(), cacheUntil(entrance, claim));
+                            case FINAL, INTERIM -> publish(entrance.merchantId(), entrance.key(),
+                                    new CachedAnswer(entrance.fingerprint(), owner.answer().response(), entrance.bodyDigest()),
+                                    cacheUntil(entrance, claim));
                         })
                 .map(owner -> new Reply(owner.answer().response(), owner.replayed()))
                 .onFailure().call(e -> released(entrance));
@@ -235,9 +246,8 @@ public class IdempotencyGate {
      * the token lives, and published) to every instance's. An interim 202 is cached too, as what the first
      * execution answered so far: no replay takes it for a final answer.
      */
-    private Uni<Void> publish(String merchantId, String key, String fingerprint, StoredResponse response,
-            Uni<Instant> cacheUntil) {
-        String payload = new CachedAnswer(fingerprint, response).encode();
+    private Uni<Void> publish(String merchantId, String key, CachedAnswer answer, Uni<Instant> cacheUntil) {
+        String payload = answer.encode();
         wakeUps.wakeLocal(merchantId, key, Optional.of(payload));
         if (!redis.available()) {
             return Uni.createFrom().voidItem();

@@ -3,6 +3,7 @@ package io.payonce.payment;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 import jakarta.inject.Singleton;
 
@@ -40,12 +41,22 @@ public class PayService {
     }
 
     /**
-     * The final answer the fast path holds for this very request, if any. Never executes anything; fails as
-     * {@link #pay} would for an invalid token or another request's fingerprint.
+     * The final answer the fast path holds for this very request, if any: a copy of the first execution's
+     * body bytes ({@code bodyDigest}) is known without {@code command}, which reads the body and answers null
+     * for one that is no replay's. Never executes anything; fails as {@link #pay} would for an invalid token or
+     * another request's fingerprint.
      */
-    public Uni<IdempotencyGate.CacheLook> replayCached(PayCommand cmd) {
-        LogContext.request(cmd.merchantId(), cmd.requestNo());
-        return gate.replayCached(cmd.merchantId(), cmd.token(), cmd.fingerprint());
+    public Uni<IdempotencyGate.CacheLook> replayCached(String merchantId, String token, String bodyDigest,
+            Supplier<PayCommand> command) {
+        LogContext.merchant(merchantId);
+        return gate.replayCached(merchantId, token, bodyDigest, () -> {
+            PayCommand cmd = command.get();
+            if (cmd == null) {
+                return null;
+            }
+            LogContext.request(cmd.merchantId(), cmd.requestNo());
+            return cmd.fingerprint();
+        });
     }
 
     /**
@@ -55,7 +66,7 @@ public class PayService {
     public Uni<Reply> pay(PayCommand cmd, Duration waitBound, boolean cacheMissed) {
         LogContext.request(cmd.merchantId(), cmd.requestNo());
         IdempotencyGate.Entrance entrance = new IdempotencyGate.Entrance(cmd.merchantId(), cmd.token(),
-                cmd.fingerprint(), cmd.requestNo(), waitBound);
+                cmd.fingerprint(), cmd.requestNo(), waitBound, cmd.bodyDigest());
         return gate.pass(entrance, cacheMissed, claim -> executor.execute(cmd, claim));
     }
 

@@ -40,7 +40,7 @@ public class RefundService {
     public Uni<Reply> refund(RefundCommand cmd, Duration waitBound) {
         LogContext.request(cmd.merchantId(), cmd.refundNo());
         IdempotencyGate.Entrance entrance = new IdempotencyGate.Entrance(cmd.merchantId(), cmd.token(),
-                cmd.fingerprint(), cmd.refundNo(), waitBound);
+                cmd.fingerprint(), cmd.refundNo(), waitBound, null);
         return gate.pass(entrance, false, claim -> executor.refund(cmd.merchantId(), cmd.token(), cmd.orderNo(),
                 cmd.refundNo(), cmd.amount(), claim));
     }

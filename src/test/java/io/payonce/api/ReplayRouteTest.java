@@ -61,6 +61,42 @@ class ReplayRouteTest {
     }
 
     @Test
+    void copyOfTheFirstBytes_isReplayedByTheirDigest_withoutBeingParsed() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        String body = "{\"order_no\":\"" + orderNo + "\",\"request_no\":\"" + requestNo + "\",\"amount\":" + AMOUNT + "}";
+        Response first = as(MERCHANT).header("Idempotency-Key", token).body(body).post("/pay");
+        // the cached fingerprint made another request's: only a copy that is not compared by it can still match
+        String cacheKey = "po:{" + MERCHANT + ":" + token + "}:res";
+        String[] cached = db.redisGet(cacheKey).split("\\|", 3);
+        db.redisSet(cacheKey, cached[0] + "|" + "0".repeat(64) + "|" + cached[2]);
+
+        Response sameBytes = as(MERCHANT).header("Idempotency-Key", token).body(body).post("/pay");
+        Response otherBytes = as(MERCHANT).header("Idempotency-Key", token).body(" " + body).post("/pay");
+
+        assertAll(
+                () -> assertEquals(200, first.statusCode(), first.asString()),
+                () -> assertSameReplay(first, sameBytes),
+                () -> assertEquals(422, otherBytes.statusCode(), otherBytes.asString()));
+    }
+
+    @Test
+    void sameRequestInOtherBytes_isReplayedByItsFingerprint() {
+        String orderNo = pendingOrder();
+        String token = token();
+        String requestNo = id("req");
+        Response first = as(MERCHANT).header("Idempotency-Key", token).body("{\"order_no\":\"" + orderNo
+                + "\",\"request_no\":\"" + requestNo + "\",\"amount\":" + AMOUNT + "}").post("/pay");
+
+        Response reordered = as(MERCHANT).header("Idempotency-Key", token).body("{ \"amount\": " + AMOUNT
+                + ", \"request_no\": \"" + requestNo + "\", \"order_no\": \"" + orderNo + "\" }").post("/pay");
+
+        assertEquals(200, first.statusCode(), first.asString());
+        assertSameReplay(first, reordered);
+    }
+
+    @Test
     void declinedAnswer_isReplayedAsProblemJson() {
         String orderNo = pendingOrder();
         String token = token();

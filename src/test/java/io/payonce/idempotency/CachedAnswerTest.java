@@ -2,6 +2,7 @@ package io.payonce.idempotency;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Optional;
@@ -16,6 +17,25 @@ class CachedAnswerTest {
         CachedAnswer answer = new CachedAnswer("ab".repeat(32), new StoredResponse(402, "{\"detail\":\"a|b\\n|c\"}|\n"));
 
         assertEquals(Optional.of(answer), CachedAnswer.decode(Optional.of(answer.encode())));
+    }
+
+    @Test
+    void bodyDigest_readsBackAsWritten_andOnlyItsOwnBodyIsTheSame() {
+        CachedAnswer answer = new CachedAnswer("ab".repeat(32), new StoredResponse(200, "{\"a\":\"b;c\"}"), "cd".repeat(32));
+
+        assertEquals(Optional.of(answer), CachedAnswer.decode(Optional.of(answer.encode())));
+        assertTrue(answer.sameBody("cd".repeat(32)));
+        assertFalse(answer.sameBody("ce".repeat(32)));
+        assertFalse(answer.sameBody(null));
+        assertFalse(new CachedAnswer("f", new StoredResponse(200, "{}")).sameBody(null));
+    }
+
+    @Test
+    void payloadWithADigest_isNoNumberToAReaderThatKnowsNone() {
+        // what a reader that knows no digest parses as the status: the first field whole
+        String payload = new CachedAnswer("f", new StoredResponse(200, "{}"), "cd").encode();
+
+        assertThrows(NumberFormatException.class, () -> Integer.parseInt(payload.substring(0, payload.indexOf('|'))));
     }
 
     @Test

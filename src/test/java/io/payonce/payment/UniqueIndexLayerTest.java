@@ -126,7 +126,7 @@ class UniqueIndexLayerTest {
      * problem code.
      */
     private String execute(String orderNo, String requestNo) {
-        PayCommand cmd = new PayCommand(MERCHANT, id("tok"), orderNo, requestNo, AMOUNT, null);
+        PayCommand cmd = new PayCommand(MERCHANT, id("tok"), orderNo, requestNo, AMOUNT, null, null);
         TokenClaim claim = new TokenClaim(cmd.token(), cmd.fingerprint(), requestNo, Instant.now().plusSeconds(3600), true);
         StoredResponse answer = executor.execute(cmd, claim).await().atMost(BOUND).response();
         return answer.status() == 200 ? PAID : JsonPath.from(answer.body()).getString("code");

@@ -56,6 +56,16 @@ public class TestDatabase {
         }
     }
 
+    /** A Redis string value (null for none), as the fast path stored it. */
+    public String redisGet(String key) {
+        return redis.value(String.class).get(key);
+    }
+
+    /** Overwrites a Redis string value, keeping no expiry. */
+    public void redisSet(String key, String value) {
+        redis.value(String.class).set(key, value);
+    }
+
     /** The single number a {@code SELECT COUNT(*) ...} answers. */
     public long count(String sql, Object... args) {
         Row row = pool.preparedQuery(sql).execute(Tuple.from(args)).await().atMost(TIMEOUT).iterator().next();
