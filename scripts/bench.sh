@@ -109,7 +109,7 @@ quiet_wait() {
 echo "bench.sh: building" >&2
 ./mvnw -B -q package dependency:build-classpath -DskipTests \
   -Dmdep.includeScope=test -Dmdep.outputFile=target/bench-classpath.txt
-app_train_cds
+app_train_aot
 
 mysql_cli=$(command -v mariadb || command -v mysql)
 recreate_db() {

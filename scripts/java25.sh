@@ -27,49 +27,120 @@ app_stop() {
   wait "$1" 2>/dev/null || true
 }
 
-# Replaces the AppCDS archive the package built (classes Quarkus loads while building it) with one
-# of every class a real start loads: migrations of a fresh schema, the JDBC and reactive clients,
-# Jackson, Redis, the HTTP server. The application is started once on a throwaway database
-# (payonce_cds, dropped after) and a random port, and stopped when it listens; the JVM writes the
-# archive at exit (-XX:ArchiveClassesAtExit). Measured: ready 0.3 to 0.5 s sooner (2.9 s instead
-# of 3.2 to 3.4 s). When anything fails, the package's own archive stays.
-app_train_cds() {
-  local mysql_cli log=target/cds-training.log pid
+# Waits up to $2 tenths of a second for process $1 to end; answers whether it did.
+app_wait() {
+  local _
+  for _ in $(seq 1 "$2"); do kill -0 "$1" 2>/dev/null || { wait "$1" 2>/dev/null; return 0; }; sleep 0.1; done
+  return 1
+}
+
+# Real payments, through the HTTP API of the application on port $1: orders, tokens, payments, a replay
+# of each, refunds and reads, AOT_TRAIN_PAYMENTS (2000) of them, sixteen at a time. A few curl processes
+# carry every request (a config file of requests each), so the application, not process starts, is what
+# the time goes to. Prints how many payments were answered 200.
+aot_training_load() {
+  local base=http://127.0.0.1:$1 n=${AOT_TRAIN_PAYMENTS:-2000} dir=target/aot-training i tokens refunds
+  # one request in curl's config syntax: method, path, body ("" for none), extra header ("" for none)
+  aot_request() {
+    printf 'url = "%s%s"\nrequest = "%s"\nheader = "X-Merchant-Id: m_aot_training"\n' "$base" "$2" "$1"
+    [[ -z ${3:-} ]] || printf 'header = "Content-Type: application/json"\ndata = "%s"\n' "${3//\"/\\\"}"
+    [[ -z ${4:-} ]] || printf 'header = "%s"\n' "${4//\"/\\\"}"
+    # the body, then the status on a line of its own
+    printf 'write-out = "\\n%%{http_code}\\n"\nnext\n'
+  }
+  # requests on standard input (the last "next" dropped), answers on standard output
+  aot_curl_many() { sed '$d' | timeout "$1" curl --no-progress-meter --parallel --parallel-max 16 --max-time 10 -K - 2>>"$dir/curl.log"; }
+  rm -rf "$dir" && mkdir -p "$dir"
+  for ((i = 0; i < n; i++)); do
+    aot_request POST /orders "{\"order_no\":\"aot-$i\",\"amount\":1999,\"currency\":\"USD\"}"
+  done | aot_curl_many 120 >"$dir/orders.out" || true
+  mapfile -t tokens < <(for ((i = 0; i < n; i++)); do aot_request POST /tokens; done |
+    aot_curl_many 120 | grep -o '"token":"[^"]*"' | cut -d'"' -f4)
+  ((${#tokens[@]})) || { echo 0; return; }
+  aot_pays() {
+    for ((i = 0; i < ${#tokens[@]}; i++)); do
+      aot_request POST /pay "{\"order_no\":\"aot-$i\",\"request_no\":\"aot-$i\",\"amount\":1999}" "Idempotency-Key: \"${tokens[$i]}\""
+    done
+  }
+  aot_pays | aot_curl_many 180 >"$dir/pay.out" || true
+  # the same requests again: answered from what was stored, nothing charged again
+  aot_pays | aot_curl_many 180 >"$dir/replay.out" || true
+  mapfile -t refunds < <(for ((i = 0; i < n / 10; i++)); do aot_request POST /tokens; done |
+    aot_curl_many 60 | grep -o '"token":"[^"]*"' | cut -d'"' -f4)
+  for ((i = 0; i < ${#refunds[@]}; i++)); do
+    aot_request POST /refunds "{\"order_no\":\"aot-$i\",\"refund_no\":\"aot-$i\",\"amount\":500}" "Idempotency-Key: \"${refunds[$i]}\""
+    aot_request GET "/orders/aot-$i"
+    aot_request GET "/payments/aot-$i"
+  done | aot_curl_many 60 >"$dir/refund.out" || true
+  grep -cx 200 "$dir/pay.out" || true
+}
+
+# Trains the JDK's ahead-of-time cache (target/quarkus-app/app.aot; JEPs 483, 514 and 515: the classes
+# loaded and linked, and the methods' execution profiles) on a run of real payments. The packaged
+# application is started with JAVA_OPTS in recording mode on a throwaway database (AOT_TRAIN_DB,
+# payonce_aot, dropped after), its own sandbox as the channel, Redis db AOT_TRAIN_REDIS_DB (0; the keys
+# of its merchant deleted after) and a free port; aot_training_load pays through its HTTP API; it is
+# stopped, and the cache is made from what it recorded. The cache holds profiles, not compiled methods:
+# the JIT still compiles, but no class is parsed, verified or linked at start, and the compilers start
+# from the types and branches of real payments. It is tied to the JDK build and to the jars (both checked
+# at start) and is made for JAVA_OPTS: a cache the JVM cannot use under other options is refused, wholly
+# or in part, with a warning, and the application starts without it (-XX:AOTMode=auto, app_exec). When
+# anything fails, no cache is left and the application runs without one.
+app_train_aot() {
+  local mysql_cli db=${AOT_TRAIN_DB:-payonce_aot} dir=target/quarkus-app log=target/aot-training.log
+  local port pid paid redis_db=${AOT_TRAIN_REDIS_DB:-0}
   mysql_cli=$(command -v mariadb || command -v mysql) || return 0
-  "$mysql_cli" -h127.0.0.1 -P3306 -uroot -e "DROP DATABASE IF EXISTS payonce_cds; CREATE DATABASE payonce_cds" || return 0
-  rm -f target/quarkus-app/app-cds-trained.jsa
+  rm -f "$dir/app.aot" "$dir/app.aotconf" "$dir/app-cds.jsa"
+  "$mysql_cli" -h127.0.0.1 -P3306 -uroot -e "DROP DATABASE IF EXISTS \`$db\`; CREATE DATABASE \`$db\`" || return 0
+  for port in $(shuf -i 20000-29999 -n 20); do
+    timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$port" 2>/dev/null || break
+  done
   # shellcheck disable=SC2086  # JAVA_OPTS is a list of options, split on purpose
-  (cd target/quarkus-app && QUARKUS_HTTP_PORT=0 QUARKUS_MANAGEMENT_PORT=0 \
+  (cd "$dir" && QUARKUS_HTTP_PORT=$port QUARKUS_MANAGEMENT_PORT=0 \
     PAYONCE_SANDBOX_ENABLED=true PAYONCE_GATEWAY_CLIENT_AUTH=none \
-    QUARKUS_DATASOURCE_REACTIVE_URL=mysql://127.0.0.1:3306/payonce_cds \
-    QUARKUS_DATASOURCE_JDBC_URL=jdbc:mariadb://127.0.0.1:3306/payonce_cds \
-    exec java $JAVA_OPTS -XX:ArchiveClassesAtExit=app-cds-trained.jsa -jar quarkus-run.jar) >"$log" 2>&1 &
+    QUARKUS_REDIS_HOSTS=redis://127.0.0.1:6379/$redis_db \
+    QUARKUS_DATASOURCE_REACTIVE_URL=mysql://127.0.0.1:3306/$db \
+    QUARKUS_DATASOURCE_JDBC_URL=jdbc:mariadb://127.0.0.1:3306/$db \
+    exec java $JAVA_OPTS -XX:AOTMode=record -XX:AOTConfiguration=app.aotconf -jar quarkus-run.jar) >"$log" 2>&1 &
   pid=$!
-  for _ in $(seq 1 600); do # 60 s at most
+  for _ in $(seq 1 1200); do # 120 s at most: recording slows the start
     grep -q 'Listening on' "$log" 2>/dev/null && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
-  app_stop "$pid"
-  "$mysql_cli" -h127.0.0.1 -P3306 -uroot -e "DROP DATABASE IF EXISTS payonce_cds" || true
-  if grep -q 'Listening on' "$log" && [[ -s target/quarkus-app/app-cds-trained.jsa ]]; then
-    mv -f target/quarkus-app/app-cds-trained.jsa target/quarkus-app/app-cds.jsa
+  paid=0
+  grep -q 'Listening on' "$log" && paid=$(aot_training_load "$port")
+  # the configuration is written as the JVM exits
+  kill -TERM "$pid" 2>/dev/null || true
+  app_wait "$pid" 600 || { kill -KILL "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
+  "$mysql_cli" -h127.0.0.1 -P3306 -uroot -e "DROP DATABASE IF EXISTS \`$db\`" || true
+  if command -v redis-cli >/dev/null; then
+    redis-cli -n "$redis_db" --scan --pattern 'po:{m_aot_training:*' | xargs -r -n 500 redis-cli -n "$redis_db" DEL >/dev/null || true
+  fi
+  if ((paid > 0)) && [[ -s $dir/app.aotconf ]]; then
+    # shellcheck disable=SC2086  # JAVA_OPTS is a list of options, split on purpose
+    (cd "$dir" && timeout 300 java $JAVA_OPTS -XX:AOTMode=create -XX:AOTConfiguration=app.aotconf \
+      -XX:AOTCache=app.aot -jar quarkus-run.jar) >>"$log" 2>&1 || rm -f "$dir/app.aot"
+  fi
+  rm -f "$dir/app.aotconf"
+  if [[ -s $dir/app.aot ]]; then
+    echo "AOT cache trained on $paid payments: $dir/app.aot, $(du -m "$dir/app.aot" | cut -f1) MiB" >&2
   else
-    rm -f target/quarkus-app/app-cds-trained.jsa
-    echo "AppCDS training start failed (see $log); the package's archive is used" >&2
+    echo "AOT cache training failed (see $log): the application runs without a cache" >&2
   fi
 }
 
-# Runs the packaged application from its own folder, where the class path recorded in its AppCDS
-# archive (app-cds.jsa) holds; extra JVM options first, then "--" and the application's own
-# arguments.
+# Runs the packaged application from its own folder, where the class path recorded in its AOT cache
+# (app.aot) holds; extra JVM options first, then "--" and the application's own arguments. A cache the
+# JVM cannot use (another JDK or jars, a truncated file) is ignored with a warning and the application
+# starts without it (-XX:AOTMode=auto, the default with -XX:AOTCache; -XX:AOTMode=off turns it off).
 app_exec() {
   local jvm=()
   while (($#)) && [[ $1 != -- ]]; do jvm+=("$1"); shift; done
   (($#)) && shift
   cd target/quarkus-app || exit 1
-  local cds=()
-  [[ -f app-cds.jsa ]] && cds=(-XX:SharedArchiveFile=app-cds.jsa)
+  local aot=()
+  [[ -f app.aot ]] && aot=(-XX:AOTCache=app.aot)
   # shellcheck disable=SC2086  # JAVA_OPTS is a list of options, split on purpose
-  exec java $JAVA_OPTS "${cds[@]}" "${jvm[@]}" -jar quarkus-run.jar "$@"
+  exec java $JAVA_OPTS "${aot[@]}" "${jvm[@]}" -jar quarkus-run.jar "$@"
 }

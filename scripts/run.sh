@@ -23,6 +23,6 @@ elif [[ -z ${PAYONCE_GATEWAY_TLS_CERTIFICATE:-} ]]; then
   export PAYONCE_GATEWAY_TLS_KEY=$PWD/target/dev-ca/service.key
   export PAYONCE_GATEWAY_TLS_CA=$PWD/target/dev-ca/ca.crt
 fi
-app_train_cds
+app_train_aot
 export PAYONCE_SANDBOX_ENABLED=${PAYONCE_SANDBOX_ENABLED:-true}
 app_exec -- "$@"
