@@ -42,7 +42,7 @@
 #                                       (kept in target/bench-rows for the next run; BENCH_ROWS_RELOAD=1 loads
 #                                       anew), and EXPLAIN of the purge and of reconciliation's statements.
 #                                       Writes report-rows-empty.txt, report-rows.txt, explain-rows.txt and
-#                                       comparison-rows.txt. A load of ten million takes half an hour or more.
+#                                       comparison-rows.txt. Loading ten million took an hour here.
 #
 # Traffic goes to loopback only. The shared MariaDB and Redis are used, never stopped or flushed:
 # the database payonce_bench is dropped and recreated, and Redis keys the run made are deleted.
