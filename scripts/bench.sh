@@ -34,6 +34,15 @@
 #                                       "deployment":"galera-2", the others "single") and comparison-galera.txt,
 #                                       and prints that comparison. Needs galera-4 and rsync
 #                                       (scripts/services.sh --test-tools, which this runs).
+#   BENCH_ROWS=10000000 scripts/bench.sh
+#                                       after those, the ten-million-row pass (scripts/bench-rows.sh): a
+#                                       private mariadbd with the shared server's durability and the buffer
+#                                       pool docs/benchmark.md recommends; unique and replay against an empty
+#                                       database, then against N orders, payments and tokens loaded in bulk
+#                                       (kept in target/bench-rows for the next run; BENCH_ROWS_RELOAD=1 loads
+#                                       anew), and EXPLAIN of the purge and of reconciliation's statements.
+#                                       Writes report-rows-empty.txt, report-rows.txt, explain-rows.txt and
+#                                       comparison-rows.txt. Loading ten million took an hour here.
 #
 # Traffic goes to loopback only. The shared MariaDB and Redis are used, never stopped or flushed:
 # the database payonce_bench is dropped and recreated, and Redis keys the run made are deleted.
@@ -303,11 +312,12 @@ run_driver() {
 # The JVM pass: the packaged application as run.sh runs it.
 rm -f src/bench/report-native.txt src/bench/latency-native.svg src/bench/comparison.txt \
   src/bench/report-galera.txt src/bench/latency-galera.svg src/bench/comparison-galera.txt
+rm -f src/bench/report-rows*.txt src/bench/latency-rows*.svg src/bench/comparison-rows.txt src/bench/explain-rows.txt
 runtime=jvm
 start_app target/bench-app.log app_exec "${jfr_opts[@]}"
 run_driver -Dbench.only="$ONLY" -Dbench.app.java.opts="$JAVA_OPTS"
 stop_apps
-[[ -n $NATIVE || -n $GALERA ]] || exit "$driver_rc"
+[[ -n $NATIVE || -n $GALERA || -n ${BENCH_ROWS:-} ]] || exit "$driver_rc"
 # The later passes take their bounds from the limits the JVM pass wrote to summary.jsonl; if that driver
 # did not finish (exit status other than 0, or 2 for a phase that could not run), the file is an
 # earlier run's and goes, so that a comparison cannot pair a later pass with it.
@@ -348,4 +358,7 @@ if [[ -n $GALERA ]]; then
   echo >&2
   java -cp "$classpath" io.payonce.bench.Comparison src/bench galera || { ((driver_rc)) || driver_rc=1; }
 fi
+
+# The ten-million-row pass, on a private server of its own.
+if [[ -n ${BENCH_ROWS:-} ]]; then source scripts/bench-rows.sh; fi
 exit "$driver_rc"

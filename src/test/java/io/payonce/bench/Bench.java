@@ -125,16 +125,30 @@ public final class Bench {
          */
         private final String deployment = setting("deployment", "single");
         private final boolean galeraPass = !deployment.equals("single");
+        /**
+         * In the ten-million-row pass (scripts/bench-rows.sh, on a private server): the rows of each table loaded
+         * before it, 0 for its empty database; empty in the other passes.
+         */
+        private final String rows = setting("rows", "");
+        private final boolean rowsPass = !rows.isEmpty();
+        private final boolean emptyRowsPass = rows.equals("0");
         private final Report report = new Report(runtime, deployment, nativePass
                 ? "PayOnce benchmark report: the native executable (scripts/bench.sh with BENCH_NATIVE)"
                 : galeraPass
                         ? "PayOnce benchmark report: two instances on a three-node Galera cluster (scripts/bench.sh"
                                 + " with BENCH_GALERA)"
-                        : "PayOnce benchmark report (scripts/bench.sh)");
+                        : rowsPass
+                                ? "PayOnce benchmark report: " + (emptyRowsPass ? "the empty database" : rows
+                                        + " orders, payments and tokens") + " on the ten-million-row pass's server"
+                                        + " (scripts/bench.sh with BENCH_ROWS)"
+                                : "PayOnce benchmark report (scripts/bench.sh)");
 
         Run(Vertx vertx) {
             this.vertx = vertx;
             this.context = vertx.getOrCreateContext();
+            if (rowsPass) {
+                report.tag("rows", Long.parseLong(rows));
+            }
         }
 
         private int n(int base) {
@@ -210,6 +224,9 @@ public final class Bench {
                 if (galeraPass) {
                     report.note("targets: not judged in this pass, they are one instance's on one server;"
                             + " comparison-galera.txt puts this pass's figures beside the single server's");
+                } else if (rowsPass) {
+                    report.note("targets: not judged in this pass; comparison-rows.txt judges the loaded database's"
+                            + " throughput against the empty one's, both on this pass's server");
                 } else {
                     targets();
                 }
@@ -231,10 +248,12 @@ public final class Bench {
                     Instant.now().getEpochSecond() - began.getEpochSecond()));
 
             Path out = Path.of(setting("out", "src/bench"));
-            String suffix = nativePass ? "-native" : galeraPass ? "-galera" : "";
-            boolean laterPass = nativePass || galeraPass;
+            String suffix = nativePass ? "-native" : galeraPass ? "-galera"
+                    : rowsPass ? (emptyRowsPass ? "-rows-empty" : "-rows") : "";
+            boolean laterPass = nativePass || galeraPass || rowsPass;
             report.write(out, suffix, laterPass, LatencyPlot.svg("PayOnce latency by percentile"
-                    + (nativePass ? ", native executable (" : galeraPass ? ", two instances on a Galera cluster (" : " (")
+                    + (nativePass ? ", native executable (" : galeraPass ? ", two instances on a Galera cluster ("
+                            : rowsPass ? (emptyRowsPass ? ", empty database (" : ", " + rows + " rows (") : " (")
                     + Instant.now().truncatedTo(ChronoUnit.SECONDS) + ", commit " + setting("commit", "unknown") + ")",
                     series()));
             System.out.print(report.text());
@@ -270,7 +289,10 @@ public final class Bench {
                     ? ", two instances, ports " + setting("port", "?") + ", database " + db.schema() + " on the cluster"
                             + " (created empty for this pass; the first instance migrates it), each charging its own"
                             + " sandbox channel, whose ledger is in the same database"
-                    : ", port " + ports.get(0) + ", database " + db.schema() + " (created empty for this pass), sandbox channel"));
+                    : ", port " + ports.get(0) + ", database " + db.schema() + (!rowsPass || emptyRowsPass
+                            ? " (created empty for this pass)" : " (" + rows + " orders, payments and tokens loaded"
+                                    + " in bulk before this pass)") + (rowsPass ? " on a private MariaDB" : "")
+                            + ", sandbox channel"));
             report.header("driver    one Vert.x event loop; WebClient pool = C connections" + (galeraPass
                     ? " to each instance, every request to the next instance in turn, the copies of one request split"
                             + " across them"
@@ -329,7 +351,7 @@ public final class Bench {
                         .put("idle_rss_mib", Result.round(idleKib / 1024.0, 1))
                         .put("end_rss_mib", Result.round(endKib / 1024.0, 1))
                         .put("peak_rss_mib", Result.round(peakKib / 1024.0, 1)));
-                if (!galeraPass) {
+                if (!galeraPass && !rowsPass) {
                     targets(idleKib, endKib, startupMs, startedIn);
                 }
             }

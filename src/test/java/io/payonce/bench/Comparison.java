@@ -23,7 +23,11 @@ public final class Comparison {
     private Comparison() {
     }
 
-    /** {@code DIR [native|galera]}: the folder of summary.jsonl, and which pass to set beside the JVM pass. */
+    /**
+     * {@code DIR [native|galera|rows [DATA]]}: the folder of summary.jsonl, and which pass to set beside the JVM
+     * pass; for {@code rows}, the loaded database's pass beside the empty one's, and a file describing the data
+     * (its load, its size) to add.
+     */
     public static void main(String[] args) throws IOException {
         Path dir = Path.of(args.length > 0 ? args[0] : "src/bench");
         boolean galera = args.length > 1 && args[1].equals("galera");
@@ -31,9 +35,15 @@ public final class Comparison {
         for (String line : Files.readAllLines(dir.resolve("summary.jsonl"))) {
             if (!line.isBlank()) {
                 JsonObject j = new JsonObject(line);
-                passes.computeIfAbsent(j.getString("runtime", "jvm") + " " + j.getString("deployment", "single"),
+                passes.computeIfAbsent(j.getString("runtime", "jvm") + " " + j.getString("deployment", "single")
+                        + (j.containsKey("rows") ? " rows=" + (j.getLong("rows") == 0 ? "0" : "n") : ""),
                         r -> new Pass()).add(j);
             }
+        }
+        if (args.length > 1 && args[1].equals("rows")) {
+            RowsComparison.write(dir, passes.get("jvm single rows=0"), passes.get("jvm single rows=n"),
+                    args.length > 2 ? Path.of(args[2]) : null);
+            return;
         }
         Pass jvm = passes.get("jvm single");
         Pass other = passes.get(galera ? "jvm galera-2" : "native single");
@@ -50,7 +60,7 @@ public final class Comparison {
     }
 
     /** One pass's lines: its machine and application facts and its measured scenarios, by label. */
-    private static final class Pass {
+    static final class Pass {
         JsonObject machine = new JsonObject();
         JsonObject app = new JsonObject();
         /** Each instance's start-up and memory: one line, or one per instance. */
@@ -83,7 +93,7 @@ public final class Comparison {
         }
     }
 
-    private static String label(JsonObject j) {
+    static String label(JsonObject j) {
         String scenario = j.getString("scenario");
         return switch (scenario) {
             case "unique" -> Scenarios.label(scenario, j.getLong("sandbox_ms", 0L), j.getInteger("c", 0));
@@ -142,7 +152,7 @@ public final class Comparison {
         return out.toString();
     }
 
-    private static String machineLine(Pass pass) {
+    static String machineLine(Pass pass) {
         return String.format(Locale.ROOT, "machine   %s cores (nproc), %s, %s RAM, %s%n", pass.machine.getValue("nproc"),
                 pass.machine.getString("cpu"), pass.machine.getString("memory"), pass.machine.getString("os"));
     }
@@ -266,7 +276,7 @@ public final class Comparison {
     }
 
     /** A process group's CPU per operation: cpu_pct is percent of one core, so 1 % at 1 op/s is 10,000 us. */
-    private static double microsPerOp(JsonObject j, String process) {
+    static double microsPerOp(JsonObject j, String process) {
         JsonObject cpu = j.getJsonObject("cpu_pct");
         return cpu == null ? Double.NaN : number(cpu, process) * 10_000 / tput(j);
     }
@@ -276,12 +286,12 @@ public final class Comparison {
                 String.format(Locale.ROOT, format, nat), jvm > 0 ? String.format(Locale.ROOT, "%.2f", nat / jvm) : "-"));
     }
 
-    private static double tput(JsonObject j) {
+    static double tput(JsonObject j) {
         return number(j, "tput");
     }
 
     /** A figure of a line; NaN where the line lacks it, so that a missing figure prints as NaN, not a crash. */
-    private static double number(JsonObject line, String key) {
+    static double number(JsonObject line, String key) {
         Object value = line.getValue(key);
         if (value instanceof Number n) {
             return n.doubleValue();

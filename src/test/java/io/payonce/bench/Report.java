@@ -34,6 +34,8 @@ final class Report {
     private final String runtime;
     private final String deployment;
     private final String title;
+    /** Further tags of every BENCH line, such as the rows a pass's database was loaded with. */
+    private final JsonObject tags = new JsonObject();
 
     /**
      * {@code runtime} ({@code jvm}, {@code native}) and {@code deployment} ({@code single}, {@code galera-2})
@@ -43,6 +45,11 @@ final class Report {
         this.runtime = runtime;
         this.deployment = deployment;
         this.title = title;
+    }
+
+    /** Tags every BENCH line with {@code key}, after the runtime and deployment. */
+    void tag(String key, Object value) {
+        tags.put(key, value);
     }
 
     void header(String line) {
@@ -159,7 +166,8 @@ final class Report {
 
     /** The line with the pass's runtime and deployment first, so that the passes' lines tell apart. */
     private String tagged(JsonObject line) {
-        return new JsonObject().put("runtime", runtime).put("deployment", deployment).mergeIn(line).encode();
+        return new JsonObject().put("runtime", runtime).put("deployment", deployment).mergeIn(tags).mergeIn(line)
+                .encode();
     }
 
     private static JsonObject withCpu(Result r) {
