@@ -53,7 +53,7 @@ public final class RowsExplain {
         try (Connection c = DriverManager.getConnection(url)) {
             List<Long> ids = new ArrayList<>();
             try (Statement s = c.createStatement();
-                    ResultSet rows = s.executeQuery("SELECT id FROM payments FORCE INDEX (ix_payments_status_updated)"
+                    ResultSet rows = s.executeQuery("SELECT id FROM payments FORCE INDEX (ix_payments_backlog)"
                             + " WHERE status = 'PROCESSING' ORDER BY id LIMIT " + BATCH)) {
                 while (rows.next()) {
                     ids.add(rows.getLong(1));
