@@ -60,14 +60,14 @@ app_train_cds() {
   fi
 }
 
-# Runs the packaged application from its own folder, where the class path recorded in its AppCDS
-# archive (app-cds.jsa) holds; extra JVM options first, then "--" and the application's own
-# arguments.
+# Runs the packaged application from its own folder (APP_DIR, target/quarkus-app by default), where the
+# class path recorded in its AppCDS archive (app-cds.jsa) holds; extra JVM options first, then "--" and
+# the application's own arguments.
 app_exec() {
   local jvm=()
   while (($#)) && [[ $1 != -- ]]; do jvm+=("$1"); shift; done
   (($#)) && shift
-  cd target/quarkus-app || exit 1
+  cd "${APP_DIR:-target/quarkus-app}" || exit 1
   local cds=()
   [[ -f app-cds.jsa ]] && cds=(-XX:SharedArchiveFile=app-cds.jsa)
   # shellcheck disable=SC2086  # JAVA_OPTS is a list of options, split on purpose
