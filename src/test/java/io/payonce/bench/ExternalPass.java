@@ -383,13 +383,10 @@ public final class ExternalPass {
                 if (of(pair[0], "unique").isEmpty() || of(pair[1], "unique").isEmpty()) {
                     continue;
                 }
-                out.append(String.format(Locale.ROOT, "  %-34s | %12.2f %12s | %12.2f %12s%n", pair[0] + " / " + pair[1],
-                        ratio(pair, "unique", Measured::tput), pair[1].equals(SEED) ? "-"
-                                : String.format(Locale.ROOT, "%.2f", ratio(pair, "unique", Measured::appMicros)),
-                        ratio(pair, "replay", Measured::tput), pair[1].equals(SEED) ? "-"
-                                : String.format(Locale.ROOT, "%.2f", ratio(pair, "replay", Measured::appMicros))));
+                out.append(String.format(Locale.ROOT, "  %-34s | %12.2f %12.2f | %12.2f %12.2f%n", pair[0] + " / " + pair[1],
+                        ratio(pair, "unique", Measured::tput), ratio(pair, "unique", Measured::appMicros),
+                        ratio(pair, "replay", Measured::tput), ratio(pair, "replay", Measured::appMicros)));
             }
-            out.append("  (the seed's CPU per operation is a Go program's and is not set beside the service's)\n");
             List<String> judged = targets36();
             if (!judged.isEmpty()) {
                 out.append("\nTargets of the native executable's speed (informative; a MISS does not fail the run)\n");
