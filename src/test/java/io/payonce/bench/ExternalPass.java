@@ -47,6 +47,7 @@ public final class ExternalPass {
     /** No timed loop may run longer than this, whatever N was asked for. */
     private static final long TIMED_LIMIT_MS = 90_000;
     private static final long WARM_ROUND_MS = 5000;
+    /** The most orders a warm-up round pays (a round ends when they are paid or its time is up). */
     private static final int WARM_ORDERS = 5000;
     private static final String SEED = "seed";
 
@@ -207,12 +208,17 @@ public final class ExternalPass {
             long elapsedMs;
             int round = 0;
             double jitPct;
+            int orders = WARM_ORDERS / 5;
             do {
                 String batch = "w" + round;
-                Bench.await(t.client().orders(batch, WARM_ORDERS));
+                Bench.await(t.client().orders(batch, orders));
                 CpuMeter.Sample start = t.cpu().sample();
-                ClosedLoop.Run run = Bench.await(ClosedLoop.run(context, WARM_ORDERS, concurrency, WARM_ROUND_MS,
+                ClosedLoop.Run run = Bench.await(ClosedLoop.run(context, orders, concurrency, WARM_ROUND_MS,
                         i -> t.client().payment(batch, i)));
+                // enough for the next round to last its time, no more: on a busy machine a target may make only
+                // tens of orders a second
+                orders = Math.clamp(2L * run.completed() * WARM_ROUND_MS * 1_000_000 / Math.max(1, run.elapsedNanos()),
+                        WARM_ORDERS / 10, WARM_ORDERS);
                 jitPct = t.cpu().since(start).appJit();
                 if (run.completed() == run.wrong()) {
                     throw new IllegalStateException("no payment of the warm-up was paid: " + run.firstFailure());
