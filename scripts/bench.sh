@@ -4,10 +4,13 @@
 # java17.sh), measures its start-up and idle memory, then runs the load driver
 # (src/test/java/io/payonce/bench) and stops the application; with BENCH_NATIVE, then the same
 # against the native executable, and with BENCH_GALERA, against two instances on a Galera cluster
-# (below). Writes src/bench/report.txt, summary.jsonl and latency.svg; prints the report. About 3.5
-# minutes with a warm Maven cache (a minute of it the warm-up, until the application's JIT has
-# settled), 1.5 more for the native pass, about 3 more for the Galera pass, plus up to
-# BENCH_QUIET_WAIT (180) seconds, before each pass, when other work keeps the machine busy.
+# (below); last, the external pass (scripts/bench-external.sh): the JVM application, and as asked the
+# native executable, a baseline and the seed design's port, all charging an external channel that
+# answers at once, rounds alternated. Writes src/bench/report.txt, summary.jsonl and latency.svg;
+# prints the report. About 3.5 minutes with a warm Maven cache (a minute of it the warm-up, until the
+# application's JIT has settled), 1.5 more for the native pass, about 3 more for the Galera pass, 1.5
+# for the external pass with the JVM alone (2.5 with BENCH_NATIVE, 5.5 with every target), plus up
+# to BENCH_QUIET_WAIT (180) seconds, before each pass, when other work keeps the machine busy.
 #
 #   scripts/bench.sh                    the full run
 #   BENCH_SCALE=0.2 scripts/bench.sh    every N scaled (a quick look; figures less stable)
@@ -43,17 +46,23 @@
 #                                       anew), and EXPLAIN of the purge and of reconciliation's statements.
 #                                       Writes report-rows-empty.txt, report-rows.txt, explain-rows.txt and
 #                                       comparison-rows.txt. Loading ten million took an hour here.
+#   BENCH_EXTERNAL=0|1|only              the external pass: 1 (default) after the others, 0 not at all,
+#                                       only: it alone. Its targets: BENCH_NATIVE, BENCH_BASELINE_JVM,
+#                                       BENCH_BASELINE_NATIVE, BENCH_SEED (scripts/bench-external.sh).
+#                                       Writes report-external.txt, comparison-external.txt and its lines in
+#                                       summary.jsonl (tagged "channel":"external" and the target; the
+#                                       sandbox passes' lines "channel":"sandbox").
 #
 # Traffic goes to loopback only. The shared MariaDB and Redis are used, never stopped or flushed:
 # the database payonce_bench is dropped and recreated, and Redis keys the run made are deleted.
 # Everything the script starts (instances, the cluster) is stopped when it ends, however it ends.
-# src/bench holds the outputs of one invocation: a run without BENCH_NATIVE or BENCH_GALERA removes
-# those of an earlier such pass.
+# src/bench holds the outputs of one invocation: a run without BENCH_NATIVE, BENCH_GALERA or the
+# external pass removes those of an earlier such pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PORT=${BENCH_PORT:-18090}
-MANAGEMENT_OFFSET=1000 # each instance's management interface: its port + this
+MANAGEMENT_OFFSET=${BENCH_MANAGEMENT_OFFSET:-1000} # each instance's management interface: its port + this
 DB=${BENCH_DB:-payonce_bench}
 # The driver's own JVM: a fixed heap with a large young generation, so its few collections are short
 # and rare and do not show up as latency of the application.
@@ -74,6 +83,14 @@ GALERA=${BENCH_GALERA:-}
 GALERA_PHASES=limits,unique,replay,storm
 # the database GaleraCluster creates on the cluster
 GALERA_DB=payonce
+# The external pass (scripts/bench-external.sh): 1 after the sandbox passes, 0 not at all, only: instead of them.
+EXTERNAL=${BENCH_EXTERNAL:-1}
+[[ $EXTERNAL == [01] || $EXTERNAL == only ]] || { echo "bench.sh: BENCH_EXTERNAL=$EXTERNAL: want 1, 0 or only" >&2; exit 1; }
+# the sandbox passes that follow the JVM's, which an external pass alone does not run
+SANDBOX_NATIVE=$NATIVE
+[[ $EXTERNAL != only ]] || SANDBOX_NATIVE= GALERA=
+# its targets (BENCH_BASELINE_JVM, BENCH_BASELINE_NATIVE, BENCH_SEED), checked before anything starts
+source scripts/bench-external.sh
 
 if [[ -n $GALERA ]]; then
   DB_NAME=$DB scripts/services.sh --test-tools
@@ -131,6 +148,7 @@ app_pids=() app_ports=() startups=() started_ins=() idle_rsss=()
 driver_pid=
 stop_apps() {
   local pid
+  # the external pass's channel and seed are in the list too
   for pid in "${app_pids[@]}"; do app_stop "$pid"; done
   app_pids=() app_ports=() startups=() started_ins=() idle_rsss=()
 }
@@ -209,18 +227,21 @@ if [[ -n ${BENCH_JFR:-} ]]; then
     "-XX:StartFlightRecording=filename=$BENCH_JFR,settings=${BENCH_JFR_SETTINGS:-profile},dumponexit=true")
 fi
 
-# The native executable, from the folder the JVM pass runs in (target/quarkus-app), so that both find
-# the same (no) config/application.properties and .env there; it takes no JVM options.
+# The native executable (BENCH_NATIVE, or the one native_executable names), from the folder the JVM pass
+# runs in (target/quarkus-app), so that both find the same (no) config/application.properties and .env
+# there; it takes no JVM options.
 native_exec() {
   cd target/quarkus-app || exit 1
   # shellcheck disable=SC2086  # BENCH_NATIVE_OPTS is a list of options, split on purpose
-  exec "$NATIVE" ${BENCH_NATIVE_OPTS:-}
+  exec "${native_executable:-$NATIVE}" ${BENCH_NATIVE_OPTS:-}
 }
 
 # Starts one instance as "$@" (app_exec or native_exec) on port $2, its management interface on
 # $2 + MANAGEMENT_OFFSET, against the database at $3 (host:port/name), and measures its start-up: adds its
 # pid, port, start-up, "started in" and idle RSS to the pass's lists. The instances charge through their
-# own sandbox and are spoken to directly, without the gateway.
+# own sandbox unless instance_env (NAME=value items, exported for the instance) says otherwise, and are spoken
+# to directly, without the gateway.
+instance_env=()
 start_instance() {
   local log=$1 port=$2 database=$3 ready=no started_ns ready_ns pid startup_ms started_in idle_rss_kib
   local management=$(($2 + MANAGEMENT_OFFSET))
@@ -228,11 +249,12 @@ start_instance() {
   require_free "$port"
   require_free "$management"
   started_ns=$(date +%s%N)
-  QUARKUS_HTTP_PORT=$port QUARKUS_MANAGEMENT_PORT=$management \
-  PAYONCE_SANDBOX_ENABLED=true PAYONCE_GATEWAY_CLIENT_AUTH=none \
-  QUARKUS_DATASOURCE_REACTIVE_URL=mysql://$database \
-  QUARKUS_DATASOURCE_JDBC_URL=jdbc:mariadb://$database \
-    "$@" >"$log" 2>&1 9>&- &
+  # a subshell whose last command, the function "$@", execs the instance: $! is the instance's pid
+  (export PAYONCE_SANDBOX_ENABLED=true "${instance_env[@]}"
+    QUARKUS_HTTP_PORT=$port QUARKUS_MANAGEMENT_PORT=$management PAYONCE_GATEWAY_CLIENT_AUTH=none \
+    QUARKUS_DATASOURCE_REACTIVE_URL=mysql://$database \
+    QUARKUS_DATASOURCE_JDBC_URL=jdbc:mariadb://$database \
+    "$@") >"$log" 2>&1 9>&- &
   pid=$!
   app_pids+=("$pid") app_ports+=("$port")
   for _ in $(seq 1 1200); do # 60 s at most
@@ -280,44 +302,56 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [[ -n $(git status --porcelain --untracked-files=no -- . ':!src/bench' 2>/dev/null) ]]; then commit+="+changes"; fi
 classpath="target/test-classes:$(cat target/bench-classpath.txt)"
 
-# Runs the load driver against the instances started last, with the pass's own settings in "$@" (the
-# database: -Dbench.db.name and -Dbench.db.port, this run's by default); keeps the worst exit status in
-# driver_rc (2: a phase could not run) and goes on.
+# Runs the driver's class $1 with the system properties after it, for driver_limit seconds at most (900),
+# keeps the worst exit status in driver_rc (2: a phase could not run) and goes on.
 driver_rc=0
-run_driver() {
-  local rc=0 opts=$DRIVER_OPTS
-  # the driver's recording is of the JVM pass's driver only, which a second pass would overwrite
-  if [[ -n ${BENCH_DRIVER_JFR:-} && $runtime == jvm ]]; then
-    opts+=" -XX:FlightRecorderOptions=stackdepth=256"
-    opts+=" -XX:StartFlightRecording=filename=$BENCH_DRIVER_JFR,settings=profile,dumponexit=true"
-  fi
-  # shellcheck disable=SC2086  # opts is a list of options, split on purpose
-  timeout 900 java $opts -cp "$classpath" \
-    -Dbench.port="$(joined "${app_ports[@]}")" -Dbench.db.name=$DB \
-    -Dbench.db.pool="$(app_setting quarkus.datasource.reactive.max-size 20)" \
-    -Dbench.db.cache-prepared="$(app_setting quarkus.datasource.reactive.cache-prepared-statements true)" \
-    -Dbench.redis.pool="$(app_setting quarkus.redis.max-pool-size 6)" \
-    -Dbench.runtime="$runtime" -Dbench.app.pid="$(joined "${app_pids[@]}")" \
-    -Dbench.app.startup.ms="$(joined "${startups[@]}")" -Dbench.app.started.in="$(joined "${started_ins[@]}")" \
-    -Dbench.app.idle.rss.kib="$(joined "${idle_rsss[@]}")" -Dbench.commit="$commit" \
-    -Dbench.scale="${BENCH_SCALE:-1}" -Dbench.quiet="$quiet" -Dbench.out=src/bench "$@" \
-    io.payonce.bench.Bench 9>&- &
+launch_driver() {
+  local main=$1 rc=0
+  shift
+  # shellcheck disable=SC2086  # driver_opts is a list of options, split on purpose
+  timeout "${driver_limit:-900}" java $driver_opts -cp "$classpath" -Dbench.redis="${QUARKUS_REDIS_HOSTS:-redis://127.0.0.1:6379}" \
+    -Dbench.commit="$commit" -Dbench.scale="${BENCH_SCALE:-1}" -Dbench.quiet="$quiet" -Dbench.out=src/bench "$@" \
+    "$main" 9>&- &
   # waited for rather than run in the foreground, so that INT or TERM stop the run at once (cleanup)
   driver_pid=$!
   wait "$driver_pid" || rc=$?
   driver_pid=
   ((rc <= driver_rc)) || driver_rc=$rc
 }
+driver_opts=$DRIVER_OPTS
+
+# Runs the load driver against the instances started last, with the pass's own settings in "$@" (the
+# database: -Dbench.db.name and -Dbench.db.port, this run's by default).
+run_driver() {
+  local driver_opts=$DRIVER_OPTS
+  # the driver's recording is of the JVM pass's driver only, which a second pass would overwrite
+  if [[ -n ${BENCH_DRIVER_JFR:-} && $runtime == jvm ]]; then
+    driver_opts+=" -XX:FlightRecorderOptions=stackdepth=256"
+    driver_opts+=" -XX:StartFlightRecording=filename=$BENCH_DRIVER_JFR,settings=profile,dumponexit=true"
+  fi
+  launch_driver io.payonce.bench.Bench -Dbench.port="$(joined "${app_ports[@]}")" -Dbench.db.name=$DB \
+    -Dbench.db.pool="$(app_setting quarkus.datasource.reactive.max-size 20)" \
+    -Dbench.db.cache-prepared="$(app_setting quarkus.datasource.reactive.cache-prepared-statements true)" \
+    -Dbench.redis.pool="$(app_setting quarkus.redis.max-pool-size 6)" \
+    -Dbench.runtime="$runtime" -Dbench.app.pid="$(joined "${app_pids[@]}")" \
+    -Dbench.app.startup.ms="$(joined "${startups[@]}")" -Dbench.app.started.in="$(joined "${started_ins[@]}")" \
+    -Dbench.app.idle.rss.kib="$(joined "${idle_rsss[@]}")" "$@"
+}
 
 # The JVM pass: the packaged application as run.sh runs it.
 rm -f src/bench/report-native.txt src/bench/latency-native.svg src/bench/comparison.txt \
-  src/bench/report-galera.txt src/bench/latency-galera.svg src/bench/comparison-galera.txt
+  src/bench/report-galera.txt src/bench/latency-galera.svg src/bench/comparison-galera.txt \
+  src/bench/report-external.txt src/bench/comparison-external.txt
 rm -f src/bench/report-rows*.txt src/bench/latency-rows*.svg src/bench/comparison-rows.txt src/bench/explain-rows.txt
-runtime=jvm
-start_app target/bench-app.log app_exec "${jfr_opts[@]}"
-run_driver -Dbench.only="$ONLY" -Dbench.app.java.opts="$JAVA_OPTS"
-stop_apps
-[[ -n $NATIVE || -n $GALERA || -n ${BENCH_ROWS:-} ]] || exit "$driver_rc"
+if [[ $EXTERNAL == only ]]; then
+  rm -f src/bench/report.txt src/bench/latency.svg src/bench/summary.jsonl
+else
+  runtime=jvm
+  start_app target/bench-app.log app_exec "${jfr_opts[@]}"
+  run_driver -Dbench.only="$ONLY" -Dbench.app.java.opts="$JAVA_OPTS"
+  stop_apps
+fi
+[[ -n $SANDBOX_NATIVE || -n $GALERA || -n ${BENCH_ROWS:-} || $EXTERNAL != 0 ]] || exit "$driver_rc"
 # The later passes take their bounds from the limits the JVM pass wrote to summary.jsonl; if that driver
 # did not finish (exit status other than 0, or 2 for a phase that could not run), the file is an
 # earlier run's and goes, so that a comparison cannot pair a later pass with it.
@@ -325,7 +359,7 @@ if ((driver_rc != 0 && driver_rc != 2)); then rm -f src/bench/summary.jsonl; fi
 phases_of() { tr ',' '\n' <<<"$ONLY" | grep -Fx -f <(tr ',' '\n' <<<"$1") | paste -sd, -; }
 
 # The native pass: the same port, database (created empty again) and QUARKUS_* variables.
-if [[ -n $NATIVE ]]; then
+if [[ -n $SANDBOX_NATIVE ]]; then
   native_only=$(phases_of "$NATIVE_PHASES") || true
   # the GraalVM release the executable was built with, as it records it
   native_vm=$(grep -a -o -m 1 'com\.oracle\.svm\.core\.VM=[[:print:]]*' "$NATIVE" | head -n 1 | cut -d= -f2) || true
@@ -361,4 +395,5 @@ fi
 
 # The ten-million-row pass, on a private server of its own.
 if [[ -n ${BENCH_ROWS:-} ]]; then source scripts/bench-rows.sh; fi
+[[ $EXTERNAL == 0 ]] || external_pass
 exit "$driver_rc"

@@ -130,15 +130,16 @@ app_train_aot() {
   fi
 }
 
-# Runs the packaged application from its own folder, where the class path recorded in its AOT cache
-# (app.aot) holds; extra JVM options first, then "--" and the application's own arguments. A cache the
-# JVM cannot use (another JDK or jars, a truncated file) is ignored with a warning and the application
-# starts without it (-XX:AOTMode=auto, the default with -XX:AOTCache; -XX:AOTMode=off turns it off).
+# Runs the packaged application from its own folder (APP_DIR, target/quarkus-app by default), where the
+# class path recorded in its AOT cache (app.aot) holds; extra JVM options first, then "--" and the
+# application's own arguments. A cache the JVM cannot use (another JDK or jars, a truncated file) is
+# ignored with a warning and the application starts without it (-XX:AOTMode=auto, the default with
+# -XX:AOTCache; -XX:AOTMode=off turns it off).
 app_exec() {
   local jvm=()
   while (($#)) && [[ $1 != -- ]]; do jvm+=("$1"); shift; done
   (($#)) && shift
-  cd target/quarkus-app || exit 1
+  cd "${APP_DIR:-target/quarkus-app}" || exit 1
   local aot=()
   [[ -f app.aot ]] && aot=(-XX:AOTCache=app.aot)
   # shellcheck disable=SC2086  # JAVA_OPTS is a list of options, split on purpose

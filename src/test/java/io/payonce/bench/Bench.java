@@ -11,6 +11,7 @@ import java.util.Locale;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import io.vertx.core.Context;
@@ -43,15 +44,55 @@ public final class Bench {
     }
 
     public static void main(String[] args) throws Exception {
+        drive(vertx -> new Run(vertx).run());
+    }
+
+    /** One run of a driver on the Vert.x it is given; answers the process's exit status. */
+    interface Driver {
+        int run(Vertx vertx) throws Exception;
+    }
+
+    /**
+     * Runs a driver on a Vert.x of one event loop, from which all its load comes, closes it, and exits with the
+     * driver's status.
+     */
+    static void drive(Driver driver) throws Exception {
         Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1)
                 .setInternalBlockingPoolSize(1));
         int exit;
         try {
-            exit = new Run(vertx).run();
+            exit = driver.run(vertx);
         } finally {
             vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
         }
         System.exit(exit);
+    }
+
+    /** A request count times {@code bench.scale}, at least 1. */
+    static int scaled(int base, double scale) {
+        return Math.max(1, (int) Math.round(base * scale));
+    }
+
+    /** Runs one phase; a phase that breaks is handed to {@code broken} and the others still run. */
+    static void attempt(String what, Runnable phase, Consumer<String> broken) {
+        System.err.println("bench: " + what + " ...");
+        long began = System.nanoTime();
+        try {
+            phase.run();
+            System.err.printf(Locale.ROOT, "bench: %s done in %.1f s%n", what, (System.nanoTime() - began) / 1e9);
+        } catch (RuntimeException e) {
+            e.printStackTrace();
+            broken.accept(what + ": " + e.getMessage());
+        }
+    }
+
+    /** The pid of the MariaDB server {@code db} is connected to; -1 when it cannot be read. */
+    static long mariadbPid(Database db) {
+        try {
+            return Long.parseLong(Files.readString(Path.of(await(db.pidFile()))).trim());
+        } catch (Exception e) {
+            return -1;
+        }
     }
 
     /** Waits on the main thread; never called on the event loop, which it would block. */
@@ -84,11 +125,39 @@ public final class Bench {
         return promise.future();
     }
 
-    private static String setting(String key, String fallback) {
+    /** Deletes the application's keys for this run's merchants, found by SCAN (never KEYS, never FLUSH). */
+    static long removeRedisKeys(RedisAPI redis, String runId) {
+        String cursor = "0";
+        long removed = 0;
+        for (int rounds = 0; rounds < 100_000; rounds++) {
+            Response page = await(redis.scan(List.of(cursor, "MATCH", "*bench_" + runId + "_*", "COUNT", "1000")));
+            cursor = page.get(0).toString();
+            List<String> keys = new ArrayList<>();
+            page.get(1).forEach(k -> keys.add(k.toString()));
+            if (!keys.isEmpty()) {
+                removed += await(redis.del(keys)).toLong();
+            }
+            if (cursor.equals("0")) {
+                break;
+            }
+        }
+        return removed;
+    }
+
+    static String infoField(String info, String field, String fallback) {
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith(field + ":")) {
+                return line.substring(field.length() + 1).trim();
+            }
+        }
+        return fallback;
+    }
+
+    static String setting(String key, String fallback) {
         return System.getProperty("bench." + key, fallback);
     }
 
-    private static long number(String key, long fallback) {
+    static long number(String key, long fallback) {
         return Long.parseLong(setting(key, String.valueOf(fallback)));
     }
 
@@ -152,7 +221,7 @@ public final class Bench {
         }
 
         private int n(int base) {
-            return Math.max(1, (int) Math.round(base * scale));
+            return scaled(base, scale);
         }
 
         int run() throws Exception {
@@ -231,7 +300,7 @@ public final class Bench {
                     targets();
                 }
                 interference();
-                long removed = removeRedisKeys(redis);
+                long removed = removeRedisKeys(redis, runId);
                 report.note("removed " + removed + " Redis keys of this run (the application's cached answers"
                         + " under bench_" + runId + "_* merchants)");
             } finally {
@@ -634,53 +703,14 @@ public final class Bench {
             return series;
         }
 
-        /** Runs one phase; a phase that breaks is reported and the others still run. */
+        /** A request count times {@code bench.scale}, at least 1. */
+    static int scaled(int base, double scale) {
+        return Math.max(1, (int) Math.round(base * scale));
+    }
+
+    /** Runs one phase; a phase that breaks is reported and the others still run. */
         private void attempt(String what, Runnable phase) {
-            System.err.println("bench: " + what + " ...");
-            long began = System.nanoTime();
-            try {
-                phase.run();
-                System.err.printf(Locale.ROOT, "bench: %s done in %.1f s%n", what, (System.nanoTime() - began) / 1e9);
-            } catch (RuntimeException e) {
-                e.printStackTrace();
-                report.error(what + ": " + e.getMessage());
-            }
-        }
-
-        private static long mariadbPid(Database db) {
-            try {
-                return Long.parseLong(Files.readString(Path.of(await(db.pidFile()))).trim());
-            } catch (Exception e) {
-                return -1;
-            }
-        }
-
-        /** Deletes the application's keys for this run's merchants, found by SCAN (never KEYS, never FLUSH). */
-        private long removeRedisKeys(RedisAPI redis) {
-            String cursor = "0";
-            long removed = 0;
-            for (int rounds = 0; rounds < 100_000; rounds++) {
-                Response page = await(redis.scan(List.of(cursor, "MATCH", "*bench_" + runId + "_*", "COUNT", "1000")));
-                cursor = page.get(0).toString();
-                List<String> keys = new ArrayList<>();
-                page.get(1).forEach(k -> keys.add(k.toString()));
-                if (!keys.isEmpty()) {
-                    removed += await(redis.del(keys)).toLong();
-                }
-                if (cursor.equals("0")) {
-                    break;
-                }
-            }
-            return removed;
-        }
-
-        private static String infoField(String info, String field, String fallback) {
-            for (String line : info.split("\r?\n")) {
-                if (line.startsWith(field + ":")) {
-                    return line.substring(field.length() + 1).trim();
-                }
-            }
-            return fallback;
+            Bench.attempt(what, phase, report::error);
         }
 
         private static String quoted(String opts) {

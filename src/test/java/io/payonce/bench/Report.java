@@ -15,7 +15,7 @@ import io.vertx.core.json.JsonObject;
 /**
  * The plain-text report of one pass (the JVM application, the native executable, or two instances on a Galera
  * cluster): machine, application, limits, the scenario table, correctness checks, targets (informative: a miss
- * never fails the run) and one BENCH line per scenario, tagged with the pass's runtime and deployment, which
+ * never fails the run) and one BENCH line per scenario, tagged with the pass's runtime, deployment and channel, which
  * summary.jsonl repeats.
  */
 final class Report {
@@ -164,10 +164,13 @@ final class Report {
         return lines;
     }
 
-    /** The line with the pass's runtime and deployment first, so that the passes' lines tell apart. */
+    /**
+     * The line with the pass's runtime and deployment first, so that the passes' lines tell apart; the channel
+     * is the application's own sandbox, as the external pass's lines ({@link ExternalPass}) say theirs is not.
+     */
     private String tagged(JsonObject line) {
-        return new JsonObject().put("runtime", runtime).put("deployment", deployment).mergeIn(tags).mergeIn(line)
-                .encode();
+        return new JsonObject().put("runtime", runtime).put("deployment", deployment).put("channel", "sandbox")
+                .put("target", runtime).mergeIn(tags).mergeIn(line).encode();
     }
 
     private static JsonObject withCpu(Result r) {
