@@ -11,7 +11,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.payonce.PayOnceConfig;
 import io.payonce.api.ApiModels.PayRequest;
 import io.payonce.payment.PayCommand;
-import io.payonce.idempotency.Fingerprint;
 import io.payonce.idempotency.Reply;
 import io.payonce.payment.PayService;
 import io.quarkus.runtime.configuration.MemorySize;
@@ -96,7 +95,7 @@ public class ReplayRoute {
             ctx.next();
             return;
         }
-        pay.replayCached(copy.merchantId(), copy.key(), Fingerprint.ofBody(copy.body()), () -> command(copy))
+        pay.replayCached(copy.merchantId(), copy.key(), copy.body(), () -> command(copy))
                 .subscribe().with(cached -> {
                     if (cached.replay().isEmpty()) {
                         if (cached.holdsNothing()) {

@@ -38,9 +38,12 @@ record CachedAnswer(String fingerprint, StoredResponse response, String bodyDige
         return response;
     }
 
-    /** True when a copy's body is byte for byte the one the first execution was read from. */
-    boolean sameBody(String copyBodyDigest) {
-        return bodyDigest != null && bodyDigest.equals(copyBodyDigest);
+    /**
+     * True when a copy's body is byte for byte the one the first execution was read from; its digest is taken
+     * only when there is one to compare it with.
+     */
+    boolean sameBody(byte[] copyBody) {
+        return bodyDigest != null && bodyDigest.equals(Fingerprint.ofBody(copyBody));
     }
 
     /**

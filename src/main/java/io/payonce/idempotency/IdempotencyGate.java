@@ -88,21 +88,19 @@ public class IdempotencyGate {
 
     /**
      * The answer Redis caches for this very request (same token, and the same body bytes or else the same
-     * fingerprint), when it is final. Never executes anything. {@code fingerprint} is asked only when the
-     * bytes differ from the first execution's, and answers null for a body that is no replay's (the copy then
-     * goes on). Fails as {@link #pass} would for an invalid token or another request's fingerprint.
+     * fingerprint), when it is final. Never executes anything. The body's digest is taken only when the cached
+     * answer carries one to compare it with; {@code fingerprint} is asked only when the bytes differ from the
+     * first execution's, and answers null for a body that is no replay's (the copy then goes on). Fails as
+     * {@link #pass} would for an invalid token or another request's fingerprint.
      */
-    public Uni<CacheLook> replayCached(String merchantId, String key, String bodyDigest, Supplier<String> fingerprint) {
+    public Uni<CacheLook> replayCached(String merchantId, String key, byte[] body, Supplier<String> fingerprint) {
         return tokens.check(merchantId, key)
                 .flatMap(expiresAt -> redis.cached(merchantId, key))
                 .map(payload -> {
                     Optional<CachedAnswer> cached = CachedAnswer.decode(payload);
-                    return new CacheLook(cached.filter(CachedAnswer::isFinal).flatMap(c -> {
-                        if (c.sameBody(bodyDigest)) {
-                            return Optional.of(fromCache(c, c.fingerprint()));
-                        }
-                        return Optional.ofNullable(fingerprint.get()).map(f -> fromCache(c, f));
-                    }), cached.isEmpty());
+                    return new CacheLook(cached.filter(CachedAnswer::isFinal).flatMap(c -> Optional
+                            .ofNullable(c.sameBody(body) ? c.fingerprint() : fingerprint.get())
+                            .map(f -> fromCache(c, f))), cached.isEmpty());
                 });
     }
 

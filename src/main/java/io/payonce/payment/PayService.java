@@ -42,14 +42,14 @@ public class PayService {
 
     /**
      * The final answer the fast path holds for this very request, if any: a copy of the first execution's
-     * body bytes ({@code bodyDigest}) is known without {@code command}, which reads the body and answers null
-     * for one that is no replay's. Never executes anything; fails as {@link #pay} would for an invalid token or
+     * body bytes is known without {@code command}, which reads the body and answers null for one that is no
+     * replay's. Never executes anything; fails as {@link #pay} would for an invalid token or
      * another request's fingerprint.
      */
-    public Uni<IdempotencyGate.CacheLook> replayCached(String merchantId, String token, String bodyDigest,
+    public Uni<IdempotencyGate.CacheLook> replayCached(String merchantId, String token, byte[] body,
             Supplier<PayCommand> command) {
         LogContext.merchant(merchantId);
-        return gate.replayCached(merchantId, token, bodyDigest, () -> {
+        return gate.replayCached(merchantId, token, body, () -> {
             PayCommand cmd = command.get();
             if (cmd == null) {
                 return null;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
@@ -21,13 +22,15 @@ class CachedAnswerTest {
 
     @Test
     void bodyDigest_readsBackAsWritten_andOnlyItsOwnBodyIsTheSame() {
-        CachedAnswer answer = new CachedAnswer("ab".repeat(32), new StoredResponse(200, "{\"a\":\"b;c\"}"), "cd".repeat(32));
+        byte[] body = "{\"order_no\":\"o\"}".getBytes(StandardCharsets.UTF_8);
+        CachedAnswer answer = new CachedAnswer("ab".repeat(32), new StoredResponse(200, "{\"a\":\"b;c\"}"),
+                Fingerprint.ofBody(body));
 
         assertEquals(Optional.of(answer), CachedAnswer.decode(Optional.of(answer.encode())));
-        assertTrue(answer.sameBody("cd".repeat(32)));
-        assertFalse(answer.sameBody("ce".repeat(32)));
-        assertFalse(answer.sameBody(null));
-        assertFalse(new CachedAnswer("f", new StoredResponse(200, "{}")).sameBody(null));
+        assertTrue(answer.sameBody(body.clone()));
+        assertFalse(answer.sameBody("{\"order_no\": \"o\"}".getBytes(StandardCharsets.UTF_8)));
+        assertFalse(answer.sameBody(new byte[0]));
+        assertFalse(new CachedAnswer("f", new StoredResponse(200, "{}")).sameBody(body));
     }
 
     @Test
