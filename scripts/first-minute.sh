@@ -14,16 +14,17 @@
 # made by SQL (loadgen's "via": "sql"), so nothing warms the JVM before the timed minute.
 #
 # Needs the peers' binaries (seed-go, loadgen, channel-stub) in FM_PEERS (default
-# ~/.cache/payonce-peers/bin, which ../shared/peers/build.sh fills) and a packaged application with its
-# cache (scripts/run.sh or bench.sh build and train it). Ports FM_PORT (18380) and the next (management),
+# ~/.cache/payonce-peers/bin, which ../shared/peers/build.sh fills when they are missing: scripts/peers.sh)
+# and a packaged application with its cache (scripts/run.sh or bench.sh build and train it). Ports FM_PORT (18380) and the next (management),
 # the stub's FM_STUB_PORT (18371); databases FM_DB (payonce_fm, dropped after) and FM_SEED_DB (seedpeer,
 # its tables emptied each round); Redis db FM_REDIS_DB (13; loadgen's keys deleted after). Prints a line
 # a round and the medians; writes target/first-minute.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/java25.sh
-
-PEERS=${FM_PEERS:-${XDG_CACHE_HOME:-$HOME/.cache}/payonce-peers/bin}
+[[ -z ${FM_PEERS:-} ]] || PEERS_BIN=$FM_PEERS
+source scripts/peers.sh
+PEERS=$PEERS_BIN
 ROUNDS=${FM_ROUNDS:-3}
 read -r -a SIDES <<<"${FM_SIDES:-seed jvm jvm-nocache}"
 PORT=${FM_PORT:-18380}
@@ -36,9 +37,7 @@ SECONDS_TIMED=60
 ORDERS=${FM_ORDERS:-100000}
 OUT=target/first-minute
 mkdir -p "$OUT"
-for bin in seed-go loadgen channel-stub; do
-  [[ -x $PEERS/$bin ]] || { echo "first-minute.sh: $PEERS/$bin missing: run ../shared/peers/build.sh" >&2; exit 1; }
-done
+peers_require seed-go loadgen channel-stub
 [[ -f target/quarkus-app/quarkus-run.jar ]] || { echo "first-minute.sh: no package: ./mvnw package first" >&2; exit 1; }
 mysql_cli=$(command -v mariadb || command -v mysql)
 sql() { "$mysql_cli" -h127.0.0.1 -P3306 -uroot -N -e "$@"; }
@@ -110,15 +109,6 @@ start_side() {
   startup_cpu_ms=$(awk -v hz="$(getconf CLK_TCK)" '{ print int(($14 + $15) * 1000 / hz) }' "/proc/$pid/stat")
 }
 
-loadgen_config() {
-  cat <<EOF
-{"base_url": "http://127.0.0.1:$PORT", "dsn": "root@tcp(127.0.0.1:3306)/$DB",
- "orders": {"via": "sql",
-  "insert_prefix": "INSERT INTO orders (merchant_id, order_no, amount, currency, status, version, created_at, updated_at) VALUES ",
-  "insert_row": "('m_loadgen', '{order_no}', {amount}, '{currency}', 'PENDING', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))"}}
-EOF
-}
-
 # Drives side $1 for SECONDS_TIMED seconds from the moment loadgen has made its orders; sets counts
 # (payments made in each 10 s) and total.
 drive() {
@@ -127,7 +117,7 @@ drive() {
   if [[ $side == seed ]]; then
     args+=(-target seed -base "http://127.0.0.1:$PORT" -dsn "root:@tcp(127.0.0.1:3306)/$SEED_DB")
   else
-    loadgen_config >"$OUT/loadgen.json"
+    peers_loadgen_config "http://127.0.0.1:$PORT" "$DB" m_loadgen >"$OUT/loadgen.json"
     args+=(-target quarkus -config "$OUT/loadgen.json")
   fi
   "$PEERS/loadgen" "${args[@]}" >"$log" 2>&1 &

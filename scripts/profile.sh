@@ -40,11 +40,9 @@ esac
 
 DB_NAME=$DB scripts/services.sh
 source scripts/java25.sh
-peers=${PEERS_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/payonce-peers/bin}
-if [[ ! -x $peers/loadgen || ! -x $peers/channel-stub ]]; then
-  [[ -x ../shared/peers/build.sh ]] || { echo "profile.sh: no peers in $peers and no ../shared/peers/build.sh" >&2; exit 1; }
-  ../shared/peers/build.sh "$(dirname "$peers")" >&2
-fi
+source scripts/peers.sh
+peers_require loadgen channel-stub
+peers=$PEERS_BIN
 mysql_cli=$(command -v mariadb || command -v mysql)
 "$mysql_cli" -h127.0.0.1 -uroot -e "DROP DATABASE IF EXISTS $DB; CREATE DATABASE $DB"
 redis-cli -n "$REDIS_DB" flushdb >/dev/null
@@ -82,18 +80,7 @@ done
 curl -sf -o /dev/null "http://127.0.0.1:$MANAGEMENT/q/health/ready" || { tail -n 30 "$out/app.log" >&2; exit 1; }
 app=$(ss -ltnpH "sport = :$PORT" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -n 1)
 
-# loadgen's quarkus preset, orders written by SQL (so nothing but the timed requests reaches the service)
-cat >"$out/loadgen.json" <<EOF
-{
-  "base_url": "http://127.0.0.1:$PORT",
-  "headers": {"X-Merchant-Id": "m_profile"},
-  "orders": {"via": "sql",
-    "insert_prefix": "INSERT INTO orders (merchant_id, order_no, amount, currency, status, version, created_at, updated_at) VALUES ",
-    "insert_row": "('m_profile', '{order_no}', {amount}, '{currency}', 'PENDING', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))"},
-  "records": {"via": ""},
-  "dsn": "root@tcp(127.0.0.1:3306)/$DB"
-}
-EOF
+peers_loadgen_config "http://127.0.0.1:$PORT" "$DB" m_profile >"$out/loadgen.json"
 load() { # mode n c
   timeout 3600 "$peers/loadgen" -target quarkus -config "$out/loadgen.json" -mode "$1" -n "$2" -c "$3" 2>&1 |
     grep '^RESULT' || true
