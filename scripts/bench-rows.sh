@@ -42,11 +42,8 @@ rows_fingerprint() {
 rows_config() {
   local durability user=mysql
   [[ $EUID -eq 0 ]] || user=$(id -un)
-  durability=$("$mysql_cli" -h127.0.0.1 -P3306 -uroot -N -e "SELECT CONCAT_WS('\n',
-    CONCAT('innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit),
-    CONCAT('innodb_log_file_size=', @@innodb_log_file_size),
-    CONCAT('innodb_flush_method=', @@innodb_flush_method),
-    CONCAT('innodb_doublewrite=', @@innodb_doublewrite))")
+  durability=$(shared_settings innodb_flush_log_at_trx_commit innodb_log_file_size innodb_flush_method \
+    innodb_doublewrite)
   cat >"$ROWS_DIR/my.cnf" <<EOF
 [mariadbd]
 user=$user
@@ -60,7 +57,7 @@ skip-name-resolve
 skip-log-bin
 max_connections=300
 innodb_buffer_pool_size=$1
-$(echo -e "$durability")
+$durability
 EOF
 }
 

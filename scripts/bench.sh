@@ -183,13 +183,18 @@ launch_cluster() {
 }
 # Two attempts: on a machine busy with other tests a node's mariadb-install-db can fail where a fresh
 # start succeeds.
+# The shared server's settings named, a name=value line each: what a server of the benchmark's own takes
+# from it, so that only what a pass compares differs.
+shared_settings() {
+  local name
+  for name in "$@"; do
+    echo "$name=$("$mysql_cli" -h127.0.0.1 -P3306 -uroot -N -e "SELECT @@$name")"
+  done
+}
 start_cluster() {
   local opts
   # the shared server's durability and memory, so that the cluster is what differs
-  opts=$("$mysql_cli" -h127.0.0.1 -P3306 -uroot -N -e "SELECT CONCAT_WS(' ',
-    CONCAT('innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit),
-    CONCAT('innodb_buffer_pool_size=', @@innodb_buffer_pool_size),
-    CONCAT('innodb_log_file_size=', @@innodb_log_file_size))")
+  opts=$(shared_settings innodb_flush_log_at_trx_commit innodb_buffer_pool_size innodb_log_file_size | paste -sd' ')
   echo "bench.sh: starting a three-node Galera cluster ($opts)" >&2
   launch_cluster target/bench-galera-cluster.out target/bench-galera-cluster.log "$opts" ||
     launch_cluster target/bench-galera-cluster.out target/bench-galera-cluster-2.log "$opts" ||
