@@ -7,10 +7,11 @@
 # on its own port (BENCH_PORT + 10, + 11 ...) and database (BENCH_DB_<target>, created empty), then the
 # driver (ExternalPass) warms each and alternates rounds of unique and replay between them:
 #
-#   jvm               always: the packaged application (target/quarkus-app), JAVA_OPTS and AppCDS as run.sh
+#   jvm               always: the packaged application (target/quarkus-app), JAVA_OPTS and the AOT cache as run.sh
 #   native            with BENCH_NATIVE: that executable
 #   baseline-jvm      with BENCH_BASELINE_JVM=<a quarkus-app folder, or a folder or project holding one>:
-#                     the code a comparison starts from, packaged, run as the JVM target is
+#                     the code a comparison starts from, packaged, run as the JVM target is (with its
+#                     own AOT cache, app.aot, if it has one; an AppCDS archive of a fast-jar is not used)
 #   baseline-native   with BENCH_BASELINE_NATIVE=<executable>: the same as a native executable
 #   seed              with BENCH_SEED=<the peers' seed-go>: the seed design's port (../shared/peers), its
 #                     own database BENCH_DB_seed, its channel a sleep of 0 ms
@@ -100,7 +101,7 @@ external_pass() {
   start_channel "$channel"
   local instance_env=(PAYONCE_SANDBOX_ENABLED=false "PAYONCE_CHANNEL_URL=http://127.0.0.1:$channel"
     QUARKUS_OTEL_SDK_DISABLED=true)
-  start_target jvm $((port++)) "java $JAVA_OPTS -jar target/quarkus-app/quarkus-run.jar (AppCDS trained)" app_exec
+  start_target jvm $((port++)) "java $JAVA_OPTS -jar target/quarkus-app/quarkus-run.jar (AOT cache trained)" app_exec
   if [[ -n $NATIVE ]]; then
     names+=(native)
     start_target native $((port++)) "$NATIVE ${BENCH_NATIVE_OPTS:-}" native_exec

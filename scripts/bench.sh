@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark: builds the packaged application, starts it on port 18090 against a fresh database
 # `payonce_bench` on the local MariaDB and the local Redis (sandbox channel, JAVA_OPTS from
-# java17.sh), measures its start-up and idle memory, then runs the load driver
+# java25.sh and the AOT cache app_train_aot trains), measures its start-up and idle memory, then runs the load driver
 # (src/test/java/io/payonce/bench) and stops the application; with BENCH_NATIVE, then the same
 # against the native executable, and with BENCH_GALERA, against two instances on a Galera cluster
 # (below); last, the external pass (scripts/bench-external.sh): the JVM application, and as asked the
