@@ -99,7 +99,6 @@ else
 fi
 source scripts/java25.sh
 
-port_open() { timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$1" 2>/dev/null; }
 require_free() {
   if port_open "$1"; then
     echo "bench.sh: port $1 is in use; stop what listens there first" >&2

@@ -41,7 +41,6 @@ peers_require seed-go loadgen channel-stub
 [[ -f target/quarkus-app/quarkus-run.jar ]] || { echo "first-minute.sh: no package: ./mvnw package first" >&2; exit 1; }
 mysql_cli=$(command -v mariadb || command -v mysql)
 sql() { "$mysql_cli" -h127.0.0.1 -P3306 -uroot -N -e "$@"; }
-port_open() { timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$1" 2>/dev/null; }
 for p in "$PORT" "$((PORT + 1))" "$STUB_PORT"; do
   if port_open "$p"; then echo "first-minute.sh: port $p is in use" >&2; exit 1; fi
 done

@@ -22,7 +22,7 @@ JAVA_OPTS=${JAVA_OPTS--XX:+UseSerialGC -Xms64m -Xmx256m -Xss512k -XX:ReservedCod
 app_stop() {
   kill -0 "$1" 2>/dev/null || return 0
   kill -TERM "$1" 2>/dev/null || true
-  for _ in $(seq 1 150); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+  app_wait "$1" 150 && return 0
   kill -KILL "$1" 2>/dev/null || true
   wait "$1" 2>/dev/null || true
 }
@@ -33,6 +33,9 @@ app_wait() {
   for _ in $(seq 1 "$2"); do kill -0 "$1" 2>/dev/null || { wait "$1" 2>/dev/null; return 0; }; sleep 0.1; done
   return 1
 }
+
+# Whether something listens on loopback port $1.
+port_open() { timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$1" 2>/dev/null; }
 
 # Real payments, through the HTTP API of the application on port $1: orders, tokens, payments, a replay
 # of each, refunds and reads, AOT_TRAIN_PAYMENTS (2000) of them, sixteen at a time. A few curl processes
@@ -92,9 +95,7 @@ app_train_aot() {
   mysql_cli=$(command -v mariadb || command -v mysql) || return 0
   rm -f "$dir/app.aot" "$dir/app.aotconf" "$dir/app-cds.jsa"
   "$mysql_cli" -h127.0.0.1 -P3306 -uroot -e "DROP DATABASE IF EXISTS \`$db\`; CREATE DATABASE \`$db\`" || return 0
-  for port in $(shuf -i 20000-29999 -n 20); do
-    timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$port" 2>/dev/null || break
-  done
+  for port in $(shuf -i 20000-29999 -n 20); do port_open "$port" || break; done
   # shellcheck disable=SC2086  # JAVA_OPTS is a list of options, split on purpose
   (cd "$dir" && QUARKUS_HTTP_PORT=$port QUARKUS_MANAGEMENT_PORT=0 \
     PAYONCE_SANDBOX_ENABLED=true PAYONCE_GATEWAY_CLIENT_AUTH=none \
