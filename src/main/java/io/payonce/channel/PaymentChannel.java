@@ -4,26 +4,24 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
-import jakarta.ws.rs.client.ClientRequestFilter;
-import jakarta.ws.rs.core.Response;
 
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
-import org.jboss.resteasy.reactive.client.api.QuarkusRestClientProperties;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.micrometer.core.instrument.MeterRegistry;
@@ -31,16 +29,35 @@ import io.micrometer.core.instrument.Timer;
 import io.payonce.PayOnceConfig;
 import io.payonce.PayOnceConfig.Gateway.ClientAuth;
 import io.payonce.observability.LatencyHistograms;
-import io.quarkus.rest.client.reactive.QuarkusRestClientBuilder;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.tls.TlsConfiguration;
 import io.quarkus.tls.TlsConfigurationRegistry;
+import io.quarkus.tls.runtime.config.TlsConfigUtils;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.vertx.UniHelper;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.http.RequestOptions;
 
 /**
  * The client of the payment channel. Every call carries the payment's own {@code request_no} (a refund's
  * own {@code refund_no}); a query or a retry reuses it, so the channel can never charge one request, or
  * refund one refund, twice.
+ *
+ * <p>The channel's HTTP API (the sandbox serves the same shape), each call with the merchant in the
+ * configured merchant header: {@code POST /charges} and {@code POST /refunds} with a JSON body of
+ * {@code merchant_id}, {@code order_no}, {@code request_no} (or {@code refund_no}), {@code amount} and
+ * {@code currency}; {@code GET /charges/{request_no}} and {@code GET /refunds/{refund_no}} to ask;
+ * {@code POST .../close} to fence a number off. The calls go through Vert.x's HTTP client directly, the
+ * body written and the answer read by a streaming parser: a call is one of a payment's few round trips, and
+ * a REST client's invocation machinery (filters, entity providers, a response object, a tree) cost about as
+ * much again as the call.
  */
 @ApplicationScoped
 public class PaymentChannel {
@@ -49,6 +66,7 @@ public class PaymentChannel {
     /** What payments.channel_txn_id holds: printable ASCII, at most 255 characters. */
     private static final Pattern TXN_ID = Pattern.compile("[\\x21-\\x7E]{1,255}");
     private static final List<String> OUTCOMES = List.of("answered", "not_accepted", "unknown");
+    private static final CharSequence APPLICATION_JSON = HttpHeaders.createOptimized("application/json");
 
     /**
      * Thrown at start when no channel URL is set and the sandbox is off: there is nowhere to charge, and the
@@ -67,11 +85,13 @@ public class PaymentChannel {
     private final TlsConfigurationRegistry tls;
     /** Each call's duration, by call and by what it came to, each a latency histogram, from the start. */
     private final Map<Call, Map<String, Timer>> calls = new EnumMap<>(Call.class);
-    private volatile ChannelApi api;
+    private final Vertx vertx;
+    private volatile Endpoint endpoint;
 
     PaymentChannel(PayOnceConfig config, ObjectMapper json, MeterRegistry meters,
-            @ConfigProperty(name = "quarkus.http.port") int httpPort, TlsConfigurationRegistry tls) {
+            @ConfigProperty(name = "quarkus.http.port") int httpPort, TlsConfigurationRegistry tls, Vertx vertx) {
         this.config = config;
+        this.vertx = vertx;
         this.json = json;
         this.httpPort = httpPort;
         this.tls = tls;
@@ -120,42 +140,85 @@ public class PaymentChannel {
 
     /** Sends the charge; the channel's idempotency makes sending the same number again safe. */
     public Uni<ChargeResult> charge(String merchantId, String orderNo, String requestNo, long amount, String currency) {
-        return call(Call.CHARGE, () -> api().charge(merchantId,
-                new ChannelApi.ChargeRequest(merchantId, orderNo, requestNo, amount, currency)));
+        return call(Call.CHARGE, HttpMethod.POST, "/charges", merchantId,
+                order(merchantId, orderNo, "request_no", requestNo, amount, currency));
     }
 
     /** Asks what became of the number; never charges. */
     public Uni<ChargeResult> query(String merchantId, String requestNo) {
-        return call(Call.QUERY, () -> api().query(merchantId, requestNo));
+        return call(Call.QUERY, HttpMethod.GET, "/charges/" + segment(requestNo), merchantId, null);
     }
 
     /** Closes the number: {@link ChargeResult.Closed}, or {@link ChargeResult.Succeeded} when it was charged. */
     public Uni<ChargeResult> close(String merchantId, String requestNo) {
-        return call(Call.CLOSE, () -> api().close(merchantId, requestNo));
+        return call(Call.CLOSE, HttpMethod.POST, "/charges/" + segment(requestNo) + "/close", merchantId, null);
     }
 
     /** Sends the refund; the channel's idempotency makes sending the same number again safe. */
     public Uni<ChargeResult> refund(String merchantId, String orderNo, String refundNo, long amount, String currency) {
-        return call(Call.REFUND, () -> api().refund(merchantId,
-                new ChannelApi.RefundRequest(merchantId, orderNo, refundNo, amount, currency)));
+        return call(Call.REFUND, HttpMethod.POST, "/refunds", merchantId,
+                order(merchantId, orderNo, "refund_no", refundNo, amount, currency));
     }
 
     /** Asks what became of the refund number; never refunds. */
     public Uni<ChargeResult> queryRefund(String merchantId, String refundNo) {
-        return call(Call.REFUND_QUERY, () -> api().queryRefund(merchantId, refundNo));
+        return call(Call.REFUND_QUERY, HttpMethod.GET, "/refunds/" + segment(refundNo), merchantId, null);
     }
 
     /** Closes the refund number: {@link ChargeResult.Closed}, or {@link ChargeResult.Succeeded} when it was refunded. */
     public Uni<ChargeResult> closeRefund(String merchantId, String refundNo) {
-        return call(Call.REFUND_CLOSE, () -> api().closeRefund(merchantId, refundNo));
+        return call(Call.REFUND_CLOSE, HttpMethod.POST, "/refunds/" + segment(refundNo) + "/close", merchantId, null);
     }
 
-    private Uni<ChargeResult> call(Call call, Supplier<Uni<? extends Response>> request) {
+    /**
+     * A charge's or a refund's body, written directly: five members of fixed names, the strings quoted by
+     * Jackson's encoder. {@code numberName} is the merchant's number's member ({@code request_no},
+     * {@code refund_no}).
+     */
+    static Buffer order(String merchantId, String orderNo, String numberName, String number, long amount,
+            String currency) {
+        StringBuilder body = new StringBuilder(160).append("{\"merchant_id\":");
+        quoted(body, merchantId).append(",\"order_no\":");
+        quoted(body, orderNo).append(",\"").append(numberName).append("\":");
+        quoted(body, number).append(",\"amount\":").append(amount).append(",\"currency\":");
+        quoted(body, currency).append('}');
+        return Buffer.buffer(body.toString());
+    }
+
+    private static StringBuilder quoted(StringBuilder body, String value) {
+        body.append('"');
+        JsonStringEncoder.getInstance().quoteAsString(value, body);
+        return body.append('"');
+    }
+
+    /** A number as one path segment: the identifiers the API accepts pass as they are, anything else escaped. */
+    static String segment(String value) {
+        StringBuilder escaped = null;
+        byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
+        for (int i = 0; i < bytes.length; i++) {
+            int b = bytes[i] & 0xFF;
+            boolean plain = (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9')
+                    || b == '-' || b == '_' || b == '.' || b == '~';
+            if (escaped == null && !plain) {
+                escaped = new StringBuilder(bytes.length * 3).append(value, 0, i);
+            }
+            if (escaped != null) {
+                if (plain) {
+                    escaped.append((char) b);
+                } else {
+                    escaped.append('%').append(Character.toUpperCase(Character.forDigit(b >> 4, 16)))
+                            .append(Character.toUpperCase(Character.forDigit(b & 0xF, 16)));
+                }
+            }
+        }
+        return escaped == null ? value : escaped.toString();
+    }
+
+    private Uni<ChargeResult> call(Call call, HttpMethod method, String path, String merchantId, Buffer body) {
         return Uni.createFrom().deferred(() -> {
             Timer.Sample sample = Timer.start();
-            return Uni.createFrom().deferred(request)
+            return UniHelper.toUni(send(call, method, path, merchantId, body))
                     .ifNoItem().after(config.channel().timeout()).fail()
-                    .map(response -> told(response, call.words))
                     .onFailure().recoverWithItem(PaymentChannel::unanswered)
                     .invoke(result -> sample.stop(calls.get(call).get(outcome(result))));
         });
@@ -168,20 +231,47 @@ public class PaymentChannel {
     }
 
     /**
+     * One request on the pooled client, the answer read whole (answers are small) and told. The request's
+     * own idle timeout is the channel timeout, so a connection that stops answering is given up, not held.
+     */
+    private Future<ChargeResult> send(Call call, HttpMethod method, String path, String merchantId, Buffer body) {
+        Endpoint endpoint = endpoint();
+        RequestOptions request = new RequestOptions()
+                .setMethod(method)
+                .setHost(endpoint.host())
+                .setPort(endpoint.port())
+                .setURI(endpoint.basePath() + path)
+                .setIdleTimeout(endpoint.timeoutMs())
+                .putHeader(endpoint.merchantHeader(), merchantId)
+                .putHeader(HttpHeaders.ACCEPT, APPLICATION_JSON);
+        if (body != null) {
+            request.putHeader(HttpHeaders.CONTENT_TYPE, APPLICATION_JSON);
+        }
+        return endpoint.client().request(request)
+                .compose(sent -> body == null ? sent.send() : sent.send(body))
+                .compose(response -> response.body()
+                        .map(answer -> told(response.statusCode(), answer, call.words)));
+    }
+
+    /** The words of an answer's body that can mean anything; all null when it has none that parses. */
+    private record Answer(String status, String code, String id) {
+        static final Answer NONE = new Answer(null, null, null);
+    }
+
+    /**
      * What an answer says, whichever call it answers. Only the channel's own words count: a state in a
      * well-formed body with the status that goes with it, or an error with the channel's code. Anything
      * else (a proxy's 404 or error page, a wrong path, a 5xx) says nothing, and so may hide a charge.
      */
-    private ChargeResult told(Response response, Words words) {
-        JsonNode body = body(response);
-        int status = response.getStatus();
-        String state = body == null ? null : text(body, "status");
-        String code = body == null ? null : text(body, "code");
+    private ChargeResult told(int status, Buffer body, Words words) {
+        Answer answer = read(body, words);
+        String state = answer.status();
+        String code = answer.code();
         if (status == 200 && "SUCCEEDED".equals(state)) {
-            return new ChargeResult.Succeeded(txnId(body, words));
+            return new ChargeResult.Succeeded(txnId(answer));
         }
         if (status == 200 && "DECLINED".equals(state)) {
-            return new ChargeResult.Declined(txnId(body, words));
+            return new ChargeResult.Declined(txnId(answer));
         }
         if ((status == 200 || status == 202) && "PENDING".equals(state)) {
             return new ChargeResult.Pending();
@@ -193,7 +283,7 @@ public class PaymentChannel {
             return new ChargeResult.NotFound();
         }
         if (status == 409 && words.succeeded().equals(code)) {
-            return new ChargeResult.Succeeded(txnId(body, words));
+            return new ChargeResult.Succeeded(txnId(answer));
         }
         if (status == 503 && "not_accepted".equals(code)) {
             return new ChargeResult.NotAccepted("channel refused before accepting");
@@ -201,22 +291,41 @@ public class PaymentChannel {
         return new ChargeResult.Unknown("channel answered " + status + (code == null ? "" : " " + code));
     }
 
-    /** The answer's JSON body, or null when it has none that parses (an error page of a proxy, say). */
-    private JsonNode body(Response response) {
-        try {
-            if (!response.hasEntity()) {
-                return null;
-            }
-            JsonNode body = json.readTree(response.readEntity(String.class));
-            return body != null && body.isObject() ? body : null;
-        } catch (IOException | RuntimeException notJson) {
-            return null;
+    /**
+     * The members {@link #told} reads, from a body that is one JSON object under the application's rules
+     * (a member given twice, or anything after the object, makes it no body); a member that is not a
+     * string counts as absent. Read by a streaming parser: the rest of the body is skipped, never built.
+     */
+    private Answer read(Buffer body, Words words) {
+        if (body == null || body.length() == 0) {
+            return Answer.NONE;
         }
-    }
-
-    private static String text(JsonNode body, String field) {
-        JsonNode value = body.get(field);
-        return value != null && value.isTextual() ? value.asText() : null;
+        try (JsonParser parser = json.getFactory().createParser(body.getBytes())) {
+            if (parser.nextToken() != JsonToken.START_OBJECT) {
+                return Answer.NONE;
+            }
+            String status = null;
+            String code = null;
+            String id = null;
+            JsonToken token;
+            while ((token = parser.nextToken()) == JsonToken.FIELD_NAME) {
+                String name = parser.currentName();
+                JsonToken value = parser.nextToken();
+                String text = value == JsonToken.VALUE_STRING ? parser.getText() : null;
+                parser.skipChildren();
+                if ("status".equals(name)) {
+                    status = text;
+                } else if ("code".equals(name)) {
+                    code = text;
+                } else if (words.id().equals(name)) {
+                    id = text;
+                }
+            }
+            return token == JsonToken.END_OBJECT && parser.nextToken() == null
+                    ? new Answer(status, code, id) : Answer.NONE;
+        } catch (IOException | RuntimeException notJson) {
+            return Answer.NONE;
+        }
     }
 
     /**
@@ -224,8 +333,8 @@ public class PaymentChannel {
      * not printable ASCII): the outcome is the channel's word and settles the payment either way, so an
      * unusable id must not keep a charged payment unsettled.
      */
-    private static String txnId(JsonNode body, Words words) {
-        String id = text(body, words.id());
+    private static String txnId(Answer answer) {
+        String id = answer.id();
         if (id == null || TXN_ID.matcher(id).matches()) {
             return id;
         }
@@ -250,42 +359,43 @@ public class PaymentChannel {
      * a service with nowhere to charge refuses to start ({@link ChannelUrlMissingException}).
      */
     void onStart(@Observes StartupEvent event) {
-        api();
+        endpoint();
     }
 
-    private ChannelApi api() {
-        ChannelApi current = api;
+    /** Where and how the calls go: the pooled client, the channel's address and what every request carries. */
+    private record Endpoint(HttpClient client, String host, int port, String basePath, long timeoutMs,
+            CharSequence merchantHeader) {
+    }
+
+    private Endpoint endpoint() {
+        Endpoint current = endpoint;
         if (current == null) {
             synchronized (this) {
-                if (api == null) {
-                    api = build();
+                if (endpoint == null) {
+                    endpoint = build();
                 }
-                current = api;
+                current = endpoint;
             }
         }
         return current;
     }
 
-    private ChannelApi build() {
+    private Endpoint build() {
         URI url = URI.create(baseUrl(config, httpPort).orElseThrow(ChannelUrlMissingException::new));
+        boolean https = "https".equalsIgnoreCase(url.getScheme());
         long timeoutMs = config.channel().timeout().toMillis();
-        String header = config.merchantHeader();
-        ClientRequestFilter renameMerchantHeader = request -> {
-            if (!header.equalsIgnoreCase(ChannelApi.MERCHANT_HEADER)) {
-                Object merchant = request.getHeaders().getFirst(ChannelApi.MERCHANT_HEADER);
-                request.getHeaders().remove(ChannelApi.MERCHANT_HEADER);
-                request.getHeaders().putSingle(header, merchant);
-            }
-        };
-        QuarkusRestClientBuilder builder = QuarkusRestClientBuilder.newBuilder()
-                .baseUri(url)
-                .connectTimeout(timeoutMs, TimeUnit.MILLISECONDS)
-                .readTimeout(timeoutMs, TimeUnit.MILLISECONDS)
-                .disableDefaultMapper(true)
-                .property(QuarkusRestClientProperties.CONNECTION_POOL_SIZE, config.channel().maxConnections())
-                .register(renameMerchantHeader);
-        sandboxTls(url).ifPresent(builder::tlsConfiguration);
-        return builder.build(ChannelApi.class);
+        HttpClientOptions options = new HttpClientOptions()
+                .setName("payonce-channel")
+                .setSsl(https)
+                .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, timeoutMs));
+        sandboxTls(url).ifPresent(tlsConfiguration -> TlsConfigUtils.configure(options, tlsConfiguration));
+        HttpClient client = vertx.createHttpClient(options,
+                new PoolOptions().setHttp1MaxSize(config.channel().maxConnections()));
+        String path = url.getRawPath() == null ? "" : url.getRawPath();
+        String basePath = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+        int port = url.getPort() != -1 ? url.getPort() : https ? 443 : 80;
+        return new Endpoint(client, url.getHost(), port, basePath, timeoutMs,
+                HttpHeaders.createOptimized(config.merchantHeader()));
     }
 
     /**

@@ -19,7 +19,7 @@ import io.vertx.core.json.JsonObject;
  * An external payment channel that answers every charge {@code SUCCEEDED} at once, for measuring the service's
  * own cost rather than its sandbox's: the benchmark's external pass points every application it measures here
  * ({@code PAYONCE_CHANNEL_URL}), with the sandbox off. It speaks the part of the channel API
- * ({@code channel/ChannelApi}) a payment uses, as the peers' channel stub does: a charge succeeds, a query says
+ * ({@code channel/PaymentChannel}) a payment uses, as the peers' channel stub does: a charge succeeds, a query says
  * SUCCEEDED, a close is refused as {@code charge_succeeded}; refunds alike. Unlike the stub it counts, so the
  * driver can keep checking one charge per payment: {@code GET /counts?merchant=M} answers
  * {@code {"charges":N,"repeated":R}}, R being charges of a request number this merchant had already charged.

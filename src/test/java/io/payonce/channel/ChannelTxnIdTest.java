@@ -11,22 +11,12 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.nullValue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 
 import io.payonce.support.TestDatabase;
 import io.quarkus.test.junit.QuarkusTest;
@@ -44,37 +34,13 @@ class ChannelTxnIdTest {
 
     /** Charges everything; the id depends on the request number's prefix: {@code wide}, {@code long}, {@code odd}. */
     public static class OddIdsProvider implements QuarkusTestProfile {
-        private static final Pattern REQUEST_NO = Pattern.compile("\"request_no\"\\s*:\\s*\"([^\"]+)\"");
-        private static final int PORT = start();
+        private static final int PORT = LoopbackProvider.serve("/charges", (exchange, requestNo, body) ->
+                "{\"txn_id\":\"" + txnIdFor(requestNo) + "\",\"request_no\":\"" + requestNo
+                        + "\",\"status\":\"SUCCEEDED\"}");
 
         @Override
         public Map<String, String> getConfigOverrides() {
             return Map.of("payonce.channel.url", "http://127.0.0.1:" + PORT);
-        }
-
-        private static int start() {
-            try {
-                HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
-                server.createContext("/charges", OddIdsProvider::answer);
-                server.start();
-                return server.getAddress().getPort();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-
-        private static void answer(HttpExchange exchange) throws IOException {
-            String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
-            String path = exchange.getRequestURI().getPath();
-            Matcher named = REQUEST_NO.matcher(body);
-            String requestNo = named.find() ? named.group(1) : path.substring(path.lastIndexOf('/') + 1);
-            String answer = "{\"txn_id\":\"" + txnIdFor(requestNo) + "\",\"request_no\":\"" + requestNo
-                    + "\",\"status\":\"SUCCEEDED\"}";
-            byte[] bytes = answer.getBytes(StandardCharsets.UTF_8);
-            exchange.getResponseHeaders().add("Content-Type", "application/json");
-            exchange.sendResponseHeaders(200, bytes.length);
-            exchange.getResponseBody().write(bytes);
-            exchange.close();
         }
 
         static String txnIdFor(String requestNo) {
