@@ -189,6 +189,10 @@ public class PayResource {
         if (value.length() < 2 || value.charAt(0) != '"' || value.charAt(value.length() - 1) != '"') {
             return value;
         }
+        // the usual case, no escape and no quote inside: the characters between the quotes as they are
+        if (value.indexOf('\\', 1) < 0 && value.indexOf('"', 1) == value.length() - 1) {
+            return value.substring(1, value.length() - 1);
+        }
         StringBuilder out = new StringBuilder(value.length());
         for (int i = 1; i < value.length() - 1; i++) {
             char c = value.charAt(i);

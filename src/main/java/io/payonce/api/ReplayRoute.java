@@ -44,11 +44,20 @@ public class ReplayRoute {
      */
     static final String CACHE_MISSED = "payonce.cache-missed";
     private static final String BODY_READ = "payonce.body-read";
+    /**
+     * Header names and values as Vert.x's ASCII strings, made once: looked up or written on every copy,
+     * they are hashed once and checked as bytes rather than character by character.
+     */
+    private static final CharSequence IDEMPOTENCY_KEY = HttpHeaders.createOptimized(PayResource.IDEMPOTENCY_KEY);
+    private static final CharSequence REPLAYED = HttpHeaders.createOptimized(PayResource.REPLAYED);
+    private static final CharSequence TRUE = HttpHeaders.createOptimized("true");
+    private static final CharSequence JSON = HttpHeaders.createOptimized(MediaType.APPLICATION_JSON);
+    private static final CharSequence PROBLEM = HttpHeaders.createOptimized(Problems.MEDIA_TYPE);
 
     private final PayService pay;
     private final JsonBodies bodies;
     private final ObjectMapper json;
-    private final String merchantHeader;
+    private final CharSequence merchantHeader;
     private final long maxBodyBytes;
 
     ReplayRoute(PayService pay, JsonBodies bodies, ObjectMapper json, PayOnceConfig config,
@@ -56,7 +65,7 @@ public class ReplayRoute {
         this.pay = pay;
         this.bodies = bodies;
         this.json = json;
-        this.merchantHeader = config.merchantHeader();
+        this.merchantHeader = HttpHeaders.createOptimized(config.merchantHeader());
         this.maxBodyBytes = maxBody.asLongValue();
     }
 
@@ -105,9 +114,11 @@ public class ReplayRoute {
                         return;
                     }
                     Reply reply = cached.replay().get();
-                    ctx.response().setStatusCode(reply.response().status())
-                            .putHeader(HttpHeaders.CONTENT_TYPE, PayResource.mediaType(reply.response().status()))
-                            .putHeader(PayResource.REPLAYED, "true")
+                    int status = reply.response().status();
+                    ctx.response().setStatusCode(status)
+                            .putHeader(HttpHeaders.CONTENT_TYPE,
+                                    MediaType.APPLICATION_JSON.equals(PayResource.mediaType(status)) ? JSON : PROBLEM)
+                            .putHeader(REPLAYED, TRUE)
                             .end(reply.response().body());
                 }, refused -> ctx.next());
     }
@@ -143,7 +154,7 @@ public class ReplayRoute {
         HttpServerRequest request = ctx.request();
         // RequestLimits refused a merchant or key given twice before this route ran
         String merchantId = request.getHeader(merchantHeader);
-        String key = request.getHeader(PayResource.IDEMPOTENCY_KEY);
+        String key = request.getHeader(IDEMPOTENCY_KEY);
         Buffer body = ctx.body().buffer();
         if (merchantId == null || !Identifiers.valid(merchantId) || key == null || body == null
                 || body.length() > JsonBodies.MAX_BODY_BYTES || !JsonBodies.isJson(request.getHeader(HttpHeaders.CONTENT_TYPE))

@@ -11,6 +11,7 @@ import jakarta.enterprise.event.Observes;
 import io.payonce.PayOnceConfig;
 import io.payonce.observability.LogContext;
 import io.quarkus.vertx.http.runtime.RouteConstants;
+import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
@@ -28,10 +29,12 @@ public class RequestIds {
     private static final Pattern WELL_FORMED = Pattern.compile("[A-Za-z0-9._:+/=-]{1,128}");
     private static final HexFormat HEX = HexFormat.of();
 
-    private final String merchantHeader;
+    /** The header names as Vert.x's pre-hashed ASCII names: looked up and written on every request. */
+    private static final CharSequence HEADER_NAME = HttpHeaders.createOptimized(HEADER);
+    private final CharSequence merchantHeader;
 
     RequestIds(PayOnceConfig config) {
-        this.merchantHeader = config.merchantHeader();
+        this.merchantHeader = HttpHeaders.createOptimized(config.merchantHeader());
     }
 
     void register(@Observes Router router) {
@@ -40,9 +43,9 @@ public class RequestIds {
     }
 
     private void identify(RoutingContext ctx) {
-        List<String> sent = ctx.request().headers().getAll(HEADER);
+        List<String> sent = ctx.request().headers().getAll(HEADER_NAME);
         String id = sent.size() == 1 && WELL_FORMED.matcher(sent.get(0)).matches() ? sent.get(0) : newId();
-        ctx.response().putHeader(HEADER, id);
+        ctx.response().putHeader(HEADER_NAME, id);
         LogContext.requestId(id);
         List<String> merchant = ctx.request().headers().getAll(merchantHeader);
         if (merchant.size() == 1 && Identifiers.valid(merchant.get(0))) {

@@ -40,7 +40,8 @@ import io.vertx.ext.web.RoutingContext;
 @ApplicationScoped
 public class RequestLimits {
 
-    private static final String IDEMPOTENCY_KEY = PayResource.IDEMPOTENCY_KEY;
+    /** Header names as Vert.x's pre-hashed ASCII names: looked up on every request. */
+    private static final CharSequence IDEMPOTENCY_KEY = HttpHeaders.createOptimized(PayResource.IDEMPOTENCY_KEY);
     /** How long a refused request's remaining body is read and dropped before its connection is closed. */
     private static final long LINGER_MS = 2_000;
     /** As every retryable refusal of the service says it (Problems#retryable). */
@@ -49,7 +50,7 @@ public class RequestLimits {
     private final Problems problems;
     private final Vertx vertx;
     private final long bodyTimeoutMs;
-    private final String merchantHeader;
+    private final CharSequence merchantHeader;
     private final Duration shutdownDelay;
     private volatile boolean stopping;
 
@@ -58,7 +59,7 @@ public class RequestLimits {
         this.problems = problems;
         this.vertx = vertx;
         this.bodyTimeoutMs = config.http().bodyTimeout().toMillis();
-        this.merchantHeader = config.merchantHeader();
+        this.merchantHeader = HttpHeaders.createOptimized(config.merchantHeader());
         this.shutdownDelay = shutdownDelay.orElse(Duration.ZERO);
     }
 
