@@ -42,6 +42,8 @@ import io.smallrye.mutiny.Uni;
 public class PayResource {
 
     static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+    /** The same name as Vert.x's pre-hashed ASCII name, for the routes that look it up on every request. */
+    static final CharSequence IDEMPOTENCY_KEY_NAME = io.vertx.core.http.HttpHeaders.createOptimized(IDEMPOTENCY_KEY);
     static final String REPLAYED = "Idempotent-Replayed";
     /** RFC 7240 {@code Prefer: wait=N}: a client may ask to wait less than the configured bound. */
     private static final Pattern PREFER_WAIT = Pattern.compile("(?:^|[,;\\s])wait\\s*=\\s*(\\d{1,6})");

@@ -48,7 +48,6 @@ public class ReplayRoute {
      * Header names and values as Vert.x's ASCII strings, made once: looked up or written on every copy,
      * they are hashed once and checked as bytes rather than character by character.
      */
-    private static final CharSequence IDEMPOTENCY_KEY = HttpHeaders.createOptimized(PayResource.IDEMPOTENCY_KEY);
     private static final CharSequence REPLAYED = HttpHeaders.createOptimized(PayResource.REPLAYED);
     private static final CharSequence TRUE = HttpHeaders.createOptimized("true");
     private static final CharSequence JSON = HttpHeaders.createOptimized(MediaType.APPLICATION_JSON);
@@ -154,7 +153,7 @@ public class ReplayRoute {
         HttpServerRequest request = ctx.request();
         // RequestLimits refused a merchant or key given twice before this route ran
         String merchantId = request.getHeader(merchantHeader);
-        String key = request.getHeader(IDEMPOTENCY_KEY);
+        String key = request.getHeader(PayResource.IDEMPOTENCY_KEY_NAME);
         Buffer body = ctx.body().buffer();
         if (merchantId == null || !Identifiers.valid(merchantId) || key == null || body == null
                 || body.length() > JsonBodies.MAX_BODY_BYTES || !JsonBodies.isJson(request.getHeader(HttpHeaders.CONTENT_TYPE))

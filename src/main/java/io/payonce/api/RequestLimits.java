@@ -40,8 +40,6 @@ import io.vertx.ext.web.RoutingContext;
 @ApplicationScoped
 public class RequestLimits {
 
-    /** Header names as Vert.x's pre-hashed ASCII names: looked up on every request. */
-    private static final CharSequence IDEMPOTENCY_KEY = HttpHeaders.createOptimized(PayResource.IDEMPOTENCY_KEY);
     /** How long a refused request's remaining body is read and dropped before its connection is closed. */
     private static final long LINGER_MS = 2_000;
     /** As every retryable refusal of the service says it (Problems#retryable). */
@@ -50,6 +48,7 @@ public class RequestLimits {
     private final Problems problems;
     private final Vertx vertx;
     private final long bodyTimeoutMs;
+    /** As a pre-hashed ASCII name: looked up on every request. */
     private final CharSequence merchantHeader;
     private final Duration shutdownDelay;
     private volatile boolean stopping;
@@ -91,7 +90,7 @@ public class RequestLimits {
             refuse(ctx, 401, "merchant_required", "Merchant not identified", "header " + merchantHeader + " must appear once");
             return;
         }
-        if (request.headers().getAll(IDEMPOTENCY_KEY).size() > 1) {
+        if (request.headers().getAll(PayResource.IDEMPOTENCY_KEY_NAME).size() > 1) {
             refuse(ctx, 400, "idempotency_key_repeated", "Invalid request", "the Idempotency-Key header must appear once");
             return;
         }
