@@ -241,16 +241,22 @@ public interface PayOnceConfig {
         int prefetch();
 
         /**
-         * A command that meets a passing failure (the database or the channel unreachable before anything
-         * irreversible) is tried again this many times, {@link #retryDelay()} apart, and then answered 503
-         * and dead-lettered.
+         * Deliveries of one command after its first, counted by PayOnce, past which a command whose token shows
+         * it never executed is answered 503 and dead-lettered (it kept meeting a passing failure, or kept
+         * killing the instances that took it). A command that executed is never dead-lettered, whatever the
+         * count.
          */
         @WithDefault("5")
         int retries();
 
-        /** Between two tries of a command: long enough for a restarting database or channel to answer again. */
+        /**
+         * How long a delivery that cannot be settled yet (a passing failure, a first execution still running,
+         * the database not answering) is held before it is returned to its queue to run again: long enough for
+         * a restarting database or channel to answer again. Held deliveries count against the broker's
+         * {@code consumer_timeout} (30 minutes by default), which this must stay far below.
+         */
         @WithDefault("2s")
-        Duration retryDelay();
+        Duration hold();
 
         /** A publish (an answer, a retry) not confirmed by the broker within this is tried again later. */
         @WithDefault("5s")

@@ -121,11 +121,15 @@ public class PayResource {
             content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"),
                     examples = @ExampleObject(name = "order_not_found", ref = "pay_order_not_found")))
     @APIResponse(responseCode = "409", description = """
-            `order_not_payable` (paid, or being paid under another request) and `request_no_conflict` (the \
-            `request_no` is another key's) are final. `request_in_progress`: the first execution outlasted this \
-            copy's wait; send it again after `Retry-After`, with the same key.""",
+            `order_not_payable` (paid, or being paid under another request) is final, and so is \
+            `request_no_conflict` (the `request_no` is another key's) once that other request has settled; while \
+            it is still in flight the `request_no_conflict` is retryable: it comes with `Retry-After`, is not \
+            stored, and the same request sent again pays if that other request is taken back. \
+            `request_in_progress`: the first execution outlasted this copy's wait; send it again after \
+            `Retry-After`, with the same key.""",
             headers = { @Header(name = REPLAYED, ref = REPLAYED),
-                    @Header(name = "Retry-After", description = "with `request_in_progress` only",
+                    @Header(name = "Retry-After", description = "with `request_in_progress`, and with a "
+                            + "`request_no_conflict` whose other request is still in flight",
                             schema = @Schema(type = SchemaType.INTEGER, format = "int32", minimum = "0")) },
             content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"), examples = {
                     @ExampleObject(name = "order_not_payable", ref = "order_not_payable"),
@@ -153,13 +157,19 @@ public class PayResource {
         return pay.pay(command, waitBound(headers, waitBound), cacheMissed).map(PayResource::answer);
     }
 
-    /** The gate's reply as HTTP: its stored status and body, marked when it is a replay. */
+    /**
+     * An answer as HTTP: its status and body, marked when it is a replay; a retryable one says when to retry
+     * ({@code Retry-After}).
+     */
     static Response answer(Reply reply) {
         Response.ResponseBuilder answer = Response.status(reply.response().status())
                 .type(mediaType(reply.response().status()))
                 .entity(reply.response().body());
         if (reply.replayed()) {
             answer.header(REPLAYED, "true");
+        }
+        if (reply.kind() == Reply.Kind.RETRYABLE) {
+            answer.header(Problems.RETRY_AFTER, Problems.RETRY_AFTER_SECONDS);
         }
         return answer.build();
     }

@@ -81,8 +81,11 @@ public class PayResponses implements OutcomeRenderer {
             case PayOutcome.OrderNotPayable notPayable -> problem(outcome, 409, "order_not_payable",
                     "Order not payable", "order " + outcome.orderNo() + " is paid, or being paid under another request");
             case PayOutcome.RequestNoConflict conflict -> problem(outcome, 409, "request_no_conflict",
-                    "Request number conflict",
-                    "request_no " + outcome.requestNo() + " is already used by another request");
+                    "Request number conflict", conflict.holderSettled()
+                            ? "request_no " + outcome.requestNo() + " is already used by another request"
+                            : "request_no " + outcome.requestNo() + " is held by another request still in flight;"
+                                    + " retryable: send this request again after Retry-After, and it pays if that"
+                                    + " request is taken back");
             case PayOutcome.Declined declined -> problem(outcome, 402, "payment_declined", "Payment declined",
                     "the channel declined the charge; the order can be paid with a new token and request_no");
             case PayOutcome.NotCompleted notCompleted -> problem(outcome, 402, "payment_not_completed",
@@ -101,7 +104,11 @@ public class PayResponses implements OutcomeRenderer {
                     "Refund exceeds payment", "this refund, with the refunds of order " + outcome.orderNo()
                             + " that succeeded or are in flight, would exceed what was paid");
             case PayOutcome.RefundNoConflict conflict -> refundProblem(outcome, 409, "refund_no_conflict",
-                    "Refund number conflict", "refund_no " + outcome.requestNo() + " is already used by another request");
+                    "Refund number conflict", conflict.holderSettled()
+                            ? "refund_no " + outcome.requestNo() + " is already used by another request"
+                            : "refund_no " + outcome.requestNo() + " is held by another request still in flight;"
+                                    + " retryable: send this request again after Retry-After, and it refunds if that"
+                                    + " request is taken back");
             case PayOutcome.RefundDeclined declined -> refundProblem(outcome, 402, "refund_declined", "Refund declined",
                     "the channel declined the refund; nothing was refunded");
             case PayOutcome.RefundNotCompleted notCompleted -> refundProblem(outcome, 402, "refund_not_completed",

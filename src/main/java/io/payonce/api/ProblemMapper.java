@@ -1,6 +1,7 @@
 package io.payonce.api;
 
 import java.io.IOException;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeoutException;
 
@@ -12,7 +13,9 @@ import io.payonce.database.Database;
 import io.payonce.idempotency.IdempotencyKeyMissingException;
 import io.payonce.idempotency.IdempotencyKeyReusedException;
 import io.payonce.idempotency.InvalidIdempotencyTokenException;
+import io.payonce.idempotency.Reply;
 import io.payonce.idempotency.RequestInProgressException;
+import io.payonce.idempotency.StoredResponse;
 import io.payonce.order.OrderConflictException;
 import io.payonce.order.OrderNotFoundException;
 import io.payonce.payment.PaymentNotFoundException;
@@ -22,7 +25,7 @@ import io.vertx.mysqlclient.MySQLException;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
-/** The one place where a refusal becomes an HTTP status and a {@code code}. */
+/** The one place where a refusal becomes a status, a {@code code} and a kind of answer. */
 public class ProblemMapper {
 
     private static final Logger LOG = Logger.getLogger(ProblemMapper.class);
@@ -49,90 +52,57 @@ public class ProblemMapper {
     }
 
     /**
-     * The answer to {@code e} that an HTTP client would get, for an entrance other than the REST layer (the
-     * queue): the same dispatch the framework makes over the mappers below.
+     * The answer to {@code e}, for every entrance: its status, {@code code} and kind decided here, in one
+     * place. The REST layer renders it through the one mapper below; the queue entrance settles a delivery by
+     * its kind.
      */
-    public Response answer(Throwable e) {
+    public Reply answer(Throwable e) {
         return switch (e) {
-            case InvalidRequestException x -> invalidRequest(x);
-            case MerchantRequiredException x -> merchantRequired(x);
-            case IdempotencyKeyMissingException x -> keyMissing(x);
-            case InvalidIdempotencyTokenException x -> invalidToken(x);
-            case IdempotencyKeyReusedException x -> keyReused(x);
-            case RequestInProgressException x -> inProgress(x);
-            case TemporarilyUnavailableException x -> unavailable(x);
-            case OrderNotFoundException x -> orderNotFound(x);
-            case OrderConflictException x -> orderConflict(x);
-            case PaymentNotFoundException x -> paymentNotFound(x);
-            case RefundNotFoundException x -> refundNotFound(x);
+            case InvalidRequestException x -> rejected(400, x.code(), "Invalid request", x.getMessage());
+            case MerchantRequiredException x -> rejected(401, "merchant_required", "Merchant not identified",
+                    x.getMessage());
+            case IdempotencyKeyMissingException x -> rejected(400, "idempotency_key_missing", "Idempotency key missing",
+                    "send the token in the Idempotency-Key header (or the body field token)");
+            case InvalidIdempotencyTokenException x -> rejected(400, "invalid_idempotency_token",
+                    "Invalid idempotency token", invalidKeyDetail);
+            case IdempotencyKeyReusedException x -> refusal(Reply.Kind.FINAL, 422, "idempotency_key_reused",
+                    "Idempotency key reused", "this token was first used for a request with other parameters");
+            case RequestInProgressException x -> refusal(Reply.Kind.RETRYABLE, 409, "request_in_progress",
+                    "Request in progress", "the first request with this token is still running; retry with the same token");
+            case TemporarilyUnavailableException x -> {
+                LOG.warnf("temporarily unavailable: %s (%s)", x.getMessage(), x.getCause());
+                yield refusal(Reply.Kind.RETRYABLE, 503, "temporarily_unavailable", "Temporarily unavailable",
+                        "nothing was charged; retry the same request with the same token");
+            }
+            case OrderNotFoundException x -> refusal(Reply.Kind.FINAL, 404, "order_not_found", "Order not found",
+                    x.getMessage());
+            case OrderConflictException x -> refusal(Reply.Kind.FINAL, 409, "order_conflict", "Order conflict",
+                    x.getMessage());
+            case PaymentNotFoundException x -> refusal(Reply.Kind.FINAL, 404, "payment_not_found", "Payment not found",
+                    x.getMessage());
+            case RefundNotFoundException x -> refusal(Reply.Kind.FINAL, 404, "refund_not_found", "Refund not found",
+                    x.getMessage());
             case WebApplicationException x -> framework(x);
             default -> fault(e);
         };
     }
 
+    /** Every refusal the REST layer meets, the framework's own included, as the one answer rendered for HTTP. */
     @ServerExceptionMapper
-    public Response invalidRequest(InvalidRequestException e) {
-        return problems.response(400, e.code(), "Invalid request", e.getMessage());
+    public Response map(Throwable e) {
+        return PayResource.answer(answer(e));
     }
 
-    @ServerExceptionMapper
-    public Response merchantRequired(MerchantRequiredException e) {
-        return problems.response(401, "merchant_required", "Merchant not identified", e.getMessage());
+    private Reply rejected(int status, String code, String title, String detail) {
+        return refusal(Reply.Kind.REJECTED, status, code, title, detail);
     }
 
-    @ServerExceptionMapper
-    public Response keyMissing(IdempotencyKeyMissingException e) {
-        return problems.response(400, "idempotency_key_missing", "Idempotency key missing",
-                "send the token in the Idempotency-Key header (or the body field token)");
-    }
-
-    @ServerExceptionMapper
-    public Response invalidToken(InvalidIdempotencyTokenException e) {
-        return problems.response(400, "invalid_idempotency_token", "Invalid idempotency token", invalidKeyDetail);
-    }
-
-    @ServerExceptionMapper
-    public Response keyReused(IdempotencyKeyReusedException e) {
-        return problems.response(422, "idempotency_key_reused", "Idempotency key reused",
-                "this token was first used for a request with other parameters");
-    }
-
-    @ServerExceptionMapper
-    public Response inProgress(RequestInProgressException e) {
-        return problems.retryable(409, "request_in_progress", "Request in progress",
-                "the first request with this token is still running; retry with the same token");
-    }
-
-    @ServerExceptionMapper
-    public Response unavailable(TemporarilyUnavailableException e) {
-        LOG.warnf("temporarily unavailable: %s (%s)", e.getMessage(), e.getCause());
-        return problems.retryable(503, "temporarily_unavailable", "Temporarily unavailable",
-                "nothing was charged; retry the same request with the same token");
-    }
-
-    @ServerExceptionMapper
-    public Response orderNotFound(OrderNotFoundException e) {
-        return problems.response(404, "order_not_found", "Order not found", e.getMessage());
-    }
-
-    @ServerExceptionMapper
-    public Response orderConflict(OrderConflictException e) {
-        return problems.response(409, "order_conflict", "Order conflict", e.getMessage());
-    }
-
-    @ServerExceptionMapper
-    public Response paymentNotFound(PaymentNotFoundException e) {
-        return problems.response(404, "payment_not_found", "Payment not found", e.getMessage());
-    }
-
-    @ServerExceptionMapper
-    public Response refundNotFound(RefundNotFoundException e) {
-        return problems.response(404, "refund_not_found", "Refund not found", e.getMessage());
+    private Reply refusal(Reply.Kind kind, int status, String code, String title, String detail) {
+        return Reply.of(new StoredResponse(status, problems.body(status, code, title, detail, Map.of())), false, kind);
     }
 
     /** Routing and negotiation refusals of the framework, in the same shape. */
-    @ServerExceptionMapper
-    public Response framework(WebApplicationException e) {
+    private Reply framework(WebApplicationException e) {
         int status = e.getResponse().getStatus();
         String code = switch (status) {
             case 404 -> "not_found";
@@ -142,20 +112,23 @@ public class ProblemMapper {
             case 415 -> "unsupported_media_type";
             default -> status < 500 ? "invalid_request" : "internal_error";
         };
-        return problems.response(status, code, Response.Status.fromStatusCode(status) != null
-                ? Response.Status.fromStatusCode(status).getReasonPhrase() : "Error", e.getMessage());
+        return refusal(status < 500 ? Reply.Kind.REJECTED : Reply.Kind.IN_DOUBT, status, code,
+                Response.Status.fromStatusCode(status) != null ? Response.Status.fromStatusCode(status).getReasonPhrase()
+                        : "Error", e.getMessage());
     }
 
-    /** Anything else is a fault: logged with its stack here, answered without it. */
-    @ServerExceptionMapper
-    public Response fault(Throwable e) {
+    /**
+     * Anything else is a fault: logged with its stack here, answered without it. A passing infrastructure
+     * fault is retryable; any other may have struck anywhere, so what it left behind is in doubt.
+     */
+    private Reply fault(Throwable e) {
         if (isInfrastructure(e)) {
             LOG.warnf("infrastructure fault: %s", e.toString());
-            return problems.retryable(503, "temporarily_unavailable", "Temporarily unavailable",
+            return refusal(Reply.Kind.RETRYABLE, 503, "temporarily_unavailable", "Temporarily unavailable",
                     "a backing service is unavailable; retry later");
         }
         LOG.error("unexpected fault", e);
-        return problems.response(500, "internal_error", "Internal error", "an unexpected error occurred");
+        return refusal(Reply.Kind.IN_DOUBT, 500, "internal_error", "Internal error", "an unexpected error occurred");
     }
 
     /**

@@ -17,6 +17,9 @@ public class Problems {
     public static final String MEDIA_TYPE = "application/problem+json";
     public static final MediaType MEDIA = MediaType.valueOf(MEDIA_TYPE);
     private static final String TYPE_PREFIX = "urn:payonce:problem:";
+    public static final String RETRY_AFTER = "Retry-After";
+    /** A retryable refusal's wait: a second, enough for a release, a restart or a first execution to move on. */
+    public static final String RETRY_AFTER_SECONDS = "1";
 
     private final ObjectMapper json;
 
@@ -38,11 +41,6 @@ public class Problems {
 
     public Response response(int status, String code, String title, String detail) {
         return Response.status(status).type(MEDIA).entity(body(status, code, title, detail, Map.of())).build();
-    }
-
-    /** A refusal the client may retry after a second. */
-    public Response retryable(int status, String code, String title, String detail) {
-        return Response.fromResponse(response(status, code, title, detail)).header("Retry-After", "1").build();
     }
 
     public String write(Object value) {

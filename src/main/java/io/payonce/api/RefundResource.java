@@ -107,11 +107,14 @@ public class RefundResource {
             content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"),
                     examples = @ExampleObject(name = "order_not_found", ref = "refund_order_not_found")))
     @APIResponse(responseCode = "409", description = """
-            `order_not_refundable` (not paid, or refunded in full) and `refund_no_conflict` (the `refund_no` is \
-            another key's) are final. `request_in_progress`: the first execution outlasted this copy's wait; send \
-            it again after `Retry-After`, with the same key.""",
+            `order_not_refundable` (not paid, or refunded in full) is final, and so is `refund_no_conflict` (the \
+            `refund_no` is another key's) once that other request has settled; while it is still in flight the \
+            `refund_no_conflict` is retryable: it comes with `Retry-After`, is not stored, and the same request \
+            sent again refunds if that other request is taken back. `request_in_progress`: the first execution \
+            outlasted this copy's wait; send it again after `Retry-After`, with the same key.""",
             headers = { @Header(name = PayResource.REPLAYED, ref = PayResource.REPLAYED),
-                    @Header(name = "Retry-After", description = "with `request_in_progress` only",
+                    @Header(name = "Retry-After", description = "with `request_in_progress`, and with a "
+                            + "`refund_no_conflict` whose other request is still in flight",
                             schema = @Schema(type = SchemaType.INTEGER, format = "int32", minimum = "0")) },
             content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"), examples = {
                     @ExampleObject(name = "order_not_refundable", ref = "order_not_refundable"),

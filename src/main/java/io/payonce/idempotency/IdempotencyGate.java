@@ -163,13 +163,12 @@ public class IdempotencyGate {
     private Uni<Reply> own(Entrance entrance, TokenClaim claim, Operation operation, Instant deadline, int triesLeft) {
         Uni<Reply> owned = attempt(entrance, claim, operation, deadline, triesLeft)
                 .call(owner -> owner.replayed() ? redis.disown(entrance.merchantId(), entrance.key())
-                        : switch (owner.answer().kind()) {
-                            case UNSTORED -> released(entrance);
-                            case FINAL, INTERIM -> publish(entrance.merchantId(), entrance.key(),
-                                    new CachedAnswer(entrance.fingerprint(), owner.answer().response(), entrance.bodyDigest()),
-                                    cacheUntil(entrance, claim));
-                        })
-                .map(owner -> new Reply(owner.answer().response(), owner.replayed()))
+                        : owner.answer().handedOver() ? publish(entrance.merchantId(), entrance.key(),
+                                new CachedAnswer(entrance.fingerprint(), owner.answer().response(), entrance.bodyDigest()),
+                                cacheUntil(entrance, claim))
+                        : released(entrance))
+                .map(owner -> owner.replayed() ? Reply.replay(owner.answer().response())
+                        : Reply.of(owner.answer().response(), false, owner.answer().kind()))
                 .onFailure().call(e -> released(entrance));
         return Uni.createFrom().completionStage(owned.subscribeAsCompletionStage().thenApply(reply -> reply));
     }
@@ -193,7 +192,9 @@ public class IdempotencyGate {
             int triesLeft) {
         return operation.run(claim)
                 .map(OwnedAnswer::ran)
-                .onFailure(TokenTakenException.class).recoverWithUni(taken -> unavailableWhenFailing(db.bounded(
+                .onFailure(TemporarilyUnavailableException.class).recoverWithUni(unavailable -> unlessHeld(entrance,
+                        deadline, (TemporarilyUnavailableException) unavailable))
+                .onFailure(TokenTakenException.class).recoverWithUni(taken -> inProgressWhenFailing(db.bounded(
                         tokens.find(entrance.merchantId(), entrance.key(), entrance.fingerprint())))
                         .flatMap(finding -> switch (finding) {
                             case TokenFinding.Vacant vacant -> triesLeft > 0
@@ -214,6 +215,26 @@ public class IdempotencyGate {
     }
 
     /**
+     * This copy's run failed before anything irreversible, its own claim rolled back or released; a 503 says
+     * that nothing can be charged later under the request, which is true only while nobody else holds the
+     * token. So the token is read as the last claim left it (a claim in flight, whose COMMIT may still come,
+     * is waited for): vacant, the 503 stands; held, this copy waits for that execution's answer; finished, it
+     * replays it. A copy that cannot read it cannot know, and is told the request may be in progress (a 409
+     * with {@code Retry-After}), never 503.
+     */
+    private Uni<OwnedAnswer> unlessHeld(Entrance entrance, Instant deadline, TemporarilyUnavailableException unavailable) {
+        return inProgressWhenFailing(db.bounded(tokens.findLatest(entrance.merchantId(), entrance.key(),
+                entrance.fingerprint())))
+                .flatMap(finding -> switch (finding) {
+                    case TokenFinding.Vacant vacant -> Uni.createFrom().<OwnedAnswer>failure(unavailable);
+                    case TokenFinding.Finished finished -> replay(finished.response(), Source.MYSQL)
+                            .map(OwnedAnswer::replayed);
+                    case TokenFinding.Running running -> await(entrance, deadline, 0,
+                            tries -> Uni.createFrom().failure(new RequestInProgressException()), OwnedAnswer::replayed);
+                });
+    }
+
+    /**
      * Waits for the first execution: its answer is replayed; still running at the deadline, its interim 202
      * is answered again when one is known, else {@link RequestInProgressException}; released by its owner
      * before anything irreversible, this copy may claim it ({@code onVacant}), a few times at most, so that
@@ -221,7 +242,7 @@ public class IdempotencyGate {
      */
     private <T> Uni<T> await(Entrance entrance, Instant deadline, int triesLeft, IntFunction<Uni<T>> onVacant,
             Function<Reply, T> answered) {
-        return unavailableWhenFailing(waits.await(entrance.merchantId(), entrance.key(), entrance.fingerprint(), deadline))
+        return inProgressWhenFailing(waits.await(entrance.merchantId(), entrance.key(), entrance.fingerprint(), deadline))
                 .flatMap(waited -> waited.finding() instanceof TokenFinding.Vacant
                         ? (triesLeft > 0 ? onVacant.apply(triesLeft - 1)
                                 : Uni.createFrom().failure(new RequestInProgressException()))
@@ -280,18 +301,22 @@ public class IdempotencyGate {
         StoredResponse response = cached.responseFor(fingerprint);
         metrics.stopped(Layer.REDIS);
         metrics.replayed(Source.REDIS);
-        return new Reply(response, true);
+        return Reply.replay(response);
     }
 
     private Uni<Reply> replay(StoredResponse response, Source source) {
         metrics.replayed(source);
-        return Uni.createFrom().item(new Reply(response, true));
+        return Uni.createFrom().item(Reply.replay(response));
     }
 
-    /** A database failure at the gate itself: nothing was executed, so the copy may be retried. */
-    private static <T> Uni<T> unavailableWhenFailing(Uni<T> call) {
+    /**
+     * A database failure while another copy may hold the token: this copy cannot know whether that one will
+     * charge, so it is told the request may be in progress (409, retryable), never that nothing was charged.
+     */
+    private static <T> Uni<T> inProgressWhenFailing(Uni<T> call) {
         return call.onFailure(e -> !(e instanceof InvalidIdempotencyTokenException
                 || e instanceof IdempotencyKeyReusedException || e instanceof RequestInProgressException))
-                .transform(e -> new TemporarilyUnavailableException("database unavailable", e));
+                .transform(e -> new RequestInProgressException());
     }
+
 }

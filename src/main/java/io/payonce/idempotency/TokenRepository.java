@@ -51,6 +51,12 @@ public class TokenRepository {
 
     private static final String FIND = "SELECT " + TokenRow.COLUMNS + " FROM idempotency_tokens WHERE merchant_id = ? AND token = ?";
 
+    /**
+     * The row as the last transaction to write it left it: a shared lock waits for a claim in flight (an insert
+     * or update not yet committed) instead of reading around it, and is let go at once (autocommit).
+     */
+    private static final String FIND_LATEST = FIND + " LOCK IN SHARE MODE";
+
     /** The epoch a claim just took, read in the claim's own transaction. */
     private static final String EPOCH = "SELECT epoch FROM idempotency_tokens WHERE merchant_id = ? AND token = ?";
 
@@ -90,9 +96,15 @@ public class TokenRepository {
                 t.updated_at = ?
             WHERE (%s)""" + " AND " + DEAD;
 
-    /** In progress tokens are kept: reconciliation still has to store their answer. */
+    /**
+     * In progress tokens are kept: reconciliation still has to store their answer. So are tokens whose final
+     * answer a queue command is still owed (an AWAITING outbox row reads it from the token when it is sent).
+     */
     private static final String PURGE_EXPIRED = """
-            DELETE FROM idempotency_tokens WHERE expires_at < ? AND state <> ? LIMIT ?""";
+            DELETE FROM idempotency_tokens WHERE expires_at < ? AND state <> ?
+              AND NOT EXISTS (SELECT 1 FROM queue_outbox o WHERE o.merchant_id = idempotency_tokens.merchant_id
+                  AND o.token = idempotency_tokens.token AND o.state = 'AWAITING')
+            LIMIT ?""";
 
     private static final String FIND_SIGNING_KEY = "SELECT secret FROM token_signing_keys WHERE id = 1";
 
@@ -133,7 +145,16 @@ public class TokenRepository {
     }
 
     public Uni<Optional<TokenRow>> find(String merchantId, String token) {
-        return pool.preparedQuery(FIND).execute(Tuple.of(merchantId, token)).map(rows -> {
+        return find(FIND, merchantId, token);
+    }
+
+    /** The row once no claim of it is in flight (see {@link #FIND_LATEST}); empty when it has none. */
+    public Uni<Optional<TokenRow>> findLatest(String merchantId, String token) {
+        return find(FIND_LATEST, merchantId, token);
+    }
+
+    private Uni<Optional<TokenRow>> find(String sql, String merchantId, String token) {
+        return pool.preparedQuery(sql).execute(Tuple.of(merchantId, token)).map(rows -> {
             var it = rows.iterator();
             return it.hasNext() ? Optional.of(TokenRow.from(it.next())) : Optional.empty();
         });

@@ -90,6 +90,14 @@ public class TokenService {
         return tokens.find(merchantId, token).map(row -> TokenFinding.of(row, fingerprint, UtcTime.now()));
     }
 
+    /**
+     * As {@link #find}, once no claim of the token is in flight: a claim not yet committed is waited for (up to
+     * the caller's bound), not read around.
+     */
+    public Uni<TokenFinding> findLatest(String merchantId, String token, String fingerprint) {
+        return tokens.findLatest(merchantId, token).map(row -> TokenFinding.of(row, fingerprint, UtcTime.now()));
+    }
+
     /** The token's row; empty when it has none. */
     public Uni<Optional<TokenRow>> row(String merchantId, String token) {
         return tokens.find(merchantId, token);

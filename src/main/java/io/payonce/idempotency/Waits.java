@@ -113,7 +113,8 @@ public class Waits {
                         : Uni.createFrom().completionStage(nextLook.copy()).ifNoItem().after(FIRST_LOOK_GRACE)
                                 .recoverWithItem((Void) null))
                         .flatMap(looked -> waiter.answer().isDone() ? Uni.createFrom().completionStage(waiter.answer().copy())
-                                : Uni.createFrom().item(new Waited(new TokenFinding.Running(watch.interim), Source.DEADLINE))))
+                                : Uni.createFrom().item(() -> new Waited(new TokenFinding.Running(
+                                        watch.interimFor(fingerprint)), Source.DEADLINE))))
                 .onTermination().invoke(() -> {
                     waiting.decrementAndGet();
                     watch.waiters.remove(waiter);
@@ -139,8 +140,11 @@ public class Waits {
         final Key key;
         final Set<Waiter> waiters = ConcurrentHashMap.newKeySet();
         final AtomicBoolean started = new AtomicBoolean();
-        /** The first execution's interim answer (its 202), once any look saw one. */
-        volatile StoredResponse interim;
+        /**
+         * The first execution's interim answer (its 202) with the fingerprint its token is bound to, once any
+         * look saw one; shared by waiters that may carry other fingerprints.
+         */
+        volatile CachedAnswer interim;
         /** Looks finished so far, and the one under way or next, for a waiter that needs a look before it ends. */
         final java.util.concurrent.atomic.AtomicLong looks = new java.util.concurrent.atomic.AtomicLong();
         volatile CompletableFuture<Void> lookDone = new CompletableFuture<>();
@@ -170,6 +174,16 @@ public class Waits {
                     .subscribe().with(this::round, failure -> round(MAX_POLL));
         }
 
+        /**
+         * The interim answer for a waiter with {@code fingerprint}, or null when none was seen: checked against the
+         * fingerprint first, so that a copy of another request whose every look at the row failed is refused
+         * ({@link IdempotencyKeyReusedException}), never handed the first request's 202.
+         */
+        StoredResponse interimFor(String fingerprint) {
+            CachedAnswer seen = interim;
+            return seen == null ? null : seen.responseFor(fingerprint);
+        }
+
         private void looked() {
             CompletableFuture<Void> done = lookDone;
             lookDone = new CompletableFuture<>();
@@ -191,7 +205,7 @@ public class Waits {
                     deliver(cached.get(), Source.REDIS);
                     return Uni.createFrom().item(Optional.<TokenRow>empty());
                 }
-                cached.ifPresent(interimAnswer -> interim = interimAnswer.response());
+                cached.ifPresent(interimAnswer -> interim = interimAnswer);
                 return db.bounded(tokens.find(key.merchantId(), key.token())).flatMap(row -> (row.isPresent()
                         ? Uni.createFrom().item(false)
                         // no row yet: while a copy holds the Redis ownership key its first transaction is under way
@@ -219,12 +233,18 @@ public class Waits {
                 }
                 if (finding instanceof TokenFinding.Running running) {
                     if (running.interim() != null) {
-                        interim = running.interim();
+                        // the row's fingerprint, which this waiter's matched
+                        interim = new CachedAnswer(waiter.fingerprint(), running.interim());
                     }
                     if (!draining) {
                         continue;
                     }
-                    finding = new TokenFinding.Running(interim);
+                    try {
+                        finding = new TokenFinding.Running(interimFor(waiter.fingerprint()));
+                    } catch (RuntimeException refused) {
+                        waiter.answer().completeExceptionally(refused);
+                        continue;
+                    }
                 }
                 waiter.answer().complete(new Waited(finding, Source.MYSQL));
             }
@@ -232,7 +252,7 @@ public class Waits {
 
         private void deliver(CachedAnswer answer, Source source) {
             if (!answer.isFinal()) {
-                interim = answer.response();
+                interim = answer;
                 return;
             }
             for (Waiter waiter : waiters) {

@@ -130,7 +130,11 @@ public class PaymentExecutor {
     private record Undo(Held held, String reason) implements Step {
     }
 
-    /** Nobody can tell yet whether the channel charged (or refunded): the request is answered 202. */
+    /**
+     * Nobody can tell yet whether the channel charged (or refunded): the request is answered 202. {@code held}
+     * when its record stands, so the 202 is owed and recovery settles it; empty when a COMMIT that wrote or
+     * deleted the record is in doubt, so nobody can say yet whether a record exists.
+     */
     private record Processing(PaymentKind kind, String orderNo, String requestNo, Optional<Held> held) implements Step {
 
         static Processing of(Held held) {
@@ -138,8 +142,12 @@ public class PaymentExecutor {
             return new Processing(p.kind(), p.orderNo(), p.requestNo(), Optional.of(held));
         }
 
-        static Processing of(Opening opening) {
+        static Processing inDoubt(Opening opening) {
             return new Processing(opening.kind(), opening.orderNo(), opening.number(), Optional.empty());
+        }
+
+        static Processing inDoubt(Payment p) {
+            return new Processing(p.kind(), p.orderNo(), p.requestNo(), Optional.empty());
         }
     }
 
@@ -457,7 +465,7 @@ public class PaymentExecutor {
     private Uni<Step> answerRefusal(Opening opening, TokenClaim claim, PayOutcome outcome) {
         StoredResponse response = renderer.render(outcome);
         if (!outcome.isFinal()) {
-            return Uni.createFrom().item(new Answer(OwnerAnswer.unstored(response)));
+            return Uni.createFrom().item(new Answer(OwnerAnswer.retryable(response)));
         }
         return db.inTransaction(tx -> tokens.claimIn(tx, opening.merchantId(), claim)
                 .flatMap(owner -> tokens.complete(tx, owner, response)))
@@ -481,7 +489,7 @@ public class PaymentExecutor {
                 .flatMap(resolved -> {
                     if (resolved.isEmpty()) {
                         LOG.warnf("the opening commit of %s is still in doubt: answered as processing", opening.number());
-                        return Uni.createFrom().item((Step) Processing.of(opening));
+                        return Uni.createFrom().item((Step) Processing.inDoubt(opening));
                     }
                     Optional<Payment> ofThisRequest = resolved.get().filter(p -> opening.token().equals(p.token()));
                     if (ofThisRequest.isEmpty()) {
@@ -508,7 +516,7 @@ public class PaymentExecutor {
                             .orElseGet(() -> new Lost(held)));
                 })
                 .onFailure(e -> !(e instanceof TemporarilyUnavailableException))
-                .recoverWithItem(Processing.of(opening));
+                .recoverWithItem(Processing.inDoubt(opening));
     }
 
     /**
@@ -596,32 +604,46 @@ public class PaymentExecutor {
      * and the token released (its fingerprint stays bound) for the client's retry: a 503. Only while the
      * opener's epoch holds: the order and the token move only when the record was deleted, and a record
      * taken over meanwhile is left to its new owner, the request answering what the rows say. If the undo
-     * fails the record stands and the answer is a 202: reconciliation completes the payment (the channel has
-     * no charge of it and is sent the same one again), never declines it.
+     * rolled back the record stands and the answer is a 202: reconciliation completes the payment (the channel
+     * has no charge of it and is sent the same one again), never declines it. An undo whose COMMIT went
+     * unanswered is resolved as an opening's is: the 503 only once the record is known gone, the owed 202 once
+     * it is known to stand, and a 202 in doubt while nobody can tell (a retry then finds what happened).
      */
     private Uni<Step> undo(Held held, String reason) {
         Ownership owner = held.ownership().orElseThrow();
         Payment p = held.payment();
         return db.inTransaction(tx -> payments.deleteUnaccepted(tx, p.id(), held.epoch())
-                .flatMap(deleted -> !deleted ? Uni.createFrom().item(false)
+                .flatMap(deleted -> !deleted ? Uni.createFrom().item(Undone.FENCED)
                         : (p.kind() == PaymentKind.CHARGE
                                 ? orders.transition(tx, held.order().orElseThrow(), OrderStatus.PAYING,
                                         OrderStatus.PENDING, UtcTime.now())
                                 // a refund gives its reservation back: it never reached the channel
                                 : orders.release(tx, p.merchantId(), p.orderNo(), p.amount()))
                                 .flatMap(moved -> tokens.release(tx, owner))
-                                .replaceWith(true)))
-                .onItemOrFailure().transform((undone, failure) -> {
-                    if (failure != null) {
-                        LOG.warnf(failure, "undoing unaccepted %s failed; reconciliation will complete it",
-                                held.payment().requestNo());
-                        return Processing.of(held);
+                                .replaceWith(Undone.UNDONE)))
+                .onFailure(Database.CommitUnknownException.class).recoverWithUni(unknown -> db.resolve(
+                        (Database.CommitUnknownException) unknown, conn -> payments.find(conn, p.kind(), p.merchantId(),
+                                p.requestNo()))
+                        .map(resolved -> resolved.map(found -> found.filter(now -> now.id() == p.id()).isPresent()
+                                ? Undone.ROLLED_BACK : Undone.UNDONE).orElse(Undone.IN_DOUBT)))
+                .onFailure().recoverWithItem(failure -> {
+                    LOG.warnf(failure, "undoing unaccepted %s failed; reconciliation will complete it", p.requestNo());
+                    return Undone.ROLLED_BACK;
+                })
+                .map(undone -> switch (undone) {
+                    case UNDONE -> throw new TemporarilyUnavailableException(reason, null);
+                    case FENCED -> new Lost(held);
+                    case ROLLED_BACK -> Processing.of(held);
+                    case IN_DOUBT -> {
+                        LOG.warnf("the undo of %s is still in doubt: answered as processing", p.requestNo());
+                        yield Processing.inDoubt(p);
                     }
-                    if (!undone) {
-                        return new Lost(held);
-                    }
-                    throw new TemporarilyUnavailableException(reason, null);
                 });
+    }
+
+    /** What became of an undo: done, fenced off by a take-over, rolled back (the record stands), or unknown. */
+    private enum Undone {
+        UNDONE, FENCED, ROLLED_BACK, IN_DOUBT
     }
 
     /**
@@ -631,6 +653,9 @@ public class PaymentExecutor {
     private Uni<Step> processing(Processing processing) {
         StoredResponse response = renderer.render(Settlement.processing(processing.kind(), processing.orderNo(),
                 processing.requestNo()));
+        if (processing.held().isEmpty()) {
+            return Uni.createFrom().item(new Answer(OwnerAnswer.inDoubt(response)));
+        }
         Optional<Held> held = processing.held().filter(h -> h.ownership().isPresent());
         if (held.isEmpty()) {
             return Uni.createFrom().item(new Answer(response));

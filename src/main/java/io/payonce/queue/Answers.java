@@ -12,21 +12,25 @@ import com.rabbitmq.client.AMQP;
 /**
  * An answer as the contract puts it on a reply queue: the body an HTTP client would get, byte for byte; the
  * HTTP status as the integer header {@code status}; a problem's {@code code}; {@code idempotent-replayed: true}
- * on a replay; the command's {@code correlation_id}.
+ * on a replay; {@code final}, true on a final answer; the command's {@code correlation_id}.
  */
 final class Answers {
 
     static final String STATUS = "status";
     static final String CODE = "code";
     static final String REPLAYED = "idempotent-replayed";
+    /** True on a final answer, false on a 202 or a retryable refusal: a producer keeps the final one. */
+    static final String FINAL = "final";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private Answers() {
     }
 
-    static Broker.Outgoing message(Outbox.Answer answer) {
+    /** {@code answer} as a message; {@code messageId} tells it apart from the others of its publish. */
+    static Broker.Outgoing message(Outbox.Answer answer, String messageId) {
         Map<String, Object> headers = new HashMap<>();
         headers.put(STATUS, answer.status());
+        headers.put(FINAL, answer.isFinal());
         if (answer.code() != null) {
             headers.put(CODE, answer.code());
         }
@@ -37,6 +41,7 @@ final class Answers {
                 .contentType(answer.status() < 400 ? "application/json" : "application/problem+json")
                 .contentEncoding("utf-8")
                 .correlationId(answer.correlationId())
+                .messageId(messageId)
                 .deliveryMode(2)
                 .headers(headers)
                 .build();

@@ -19,7 +19,8 @@ import io.vertx.core.Vertx;
  * Sends the {@link Outbox}'s rows, on every instance, each round: claims a batch (a lease, so that two
  * instances never send the same row at once, and a crashed sender's rows are sent by another), publishes it
  * with {@code mandatory} and waits for the broker's confirms, then deletes it; a batch the broker did not
- * confirm is released and sent again. So an answer is sent at least once after its row committed, whatever
+ * confirm is released and sent again, and an answer the broker returned as unroutable (its reply queue gone,
+ * or on a node that is down) stays owed and is sent again after a backoff. So an answer is sent at least once after its row committed, whatever
  * crashes between; its reader dedupes by correlation id. Rounds run every {@code payonce.queue.outbox-interval}
  * and whenever an answer was just written; one at a time per instance.
  */
@@ -41,6 +42,8 @@ public class OutboxPublisher {
     private final AtomicLong ready = new AtomicLong();
     private final AtomicLong awaiting = new AtomicLong();
     private final AtomicLong oldestReadyMillis = new AtomicLong();
+    private final AtomicLong returned = new AtomicLong();
+    private final AtomicLong stranded = new AtomicLong();
 
     OutboxPublisher(Outbox outbox, Broker broker, Vertx vertx, PayOnceConfig config, MeterRegistry meters) {
         this.outbox = outbox;
@@ -52,6 +55,12 @@ public class OutboxPublisher {
                 .register(meters);
         Gauge.builder("payonce.queue.outbox.backlog", awaiting, AtomicLong::get)
                 .description("answers written and not yet confirmed by the broker").tag("state", "awaiting")
+                .register(meters);
+        Gauge.builder("payonce.queue.outbox.returned", returned, AtomicLong::get)
+                .description("answers the broker returned as unroutable, still owed and sent again after a backoff")
+                .register(meters);
+        Gauge.builder("payonce.queue.outbox.stranded", stranded, AtomicLong::get)
+                .description("answers owed for a token that can never complete (none should ever be)")
                 .register(meters);
         Gauge.builder("payonce.queue.outbox.oldest", oldestReadyMillis, millis -> millis.get() / 1000.0)
                 .description("age of the oldest answer ready to send").baseUnit("seconds")
@@ -93,8 +102,9 @@ public class OutboxPublisher {
         }
         String claim = UUID.randomUUID().toString();
         return outbox.claim(claim, LEASE, BATCH).flatMap(rows -> rows.isEmpty() ? Uni.createFrom().item(false)
-                : broker.publish(rows.stream().map(row -> Answers.message(row.answer())).toList(), true)
-                        .flatMap(confirmed -> outbox.sent(claim))
+                : broker.publish(rows.stream().map(row -> Answers.message(row.answer(), messageId(row))).toList())
+                        .flatMap(returned -> outbox.sent(claim, rows.stream()
+                                .filter(row -> returned.contains(messageId(row))).map(Outbox.Claimed::id).toList()))
                         .onFailure().call(failure -> {
                             LOG.warnf("queue entrance: %d answers not confirmed by the broker (%s); sending them again",
                                     rows.size(), failure);
@@ -103,9 +113,16 @@ public class OutboxPublisher {
                         .replaceWith(rows.size() >= BATCH));
     }
 
+    /** An answer's message id: its row, and how often it was sent before, so each send is told apart. */
+    private static String messageId(Outbox.Claimed row) {
+        return "payonce-answer-" + row.id() + "-" + row.returned();
+    }
+
     private void record(Outbox.Backlog backlog) {
         ready.set(backlog.ready());
         awaiting.set(backlog.awaiting());
+        returned.set(backlog.returned());
+        stranded.set(backlog.stranded());
         oldestReadyMillis.set(backlog.oldestReady().map(Duration::toMillis).orElse(0L));
     }
 

@@ -5,17 +5,19 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
-import jakarta.ws.rs.core.Response;
 
 import org.jboss.logging.Logger;
 
 import com.rabbitmq.client.AMQP;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.payonce.PayOnceConfig;
 import io.payonce.PayOnceConfig.Queue.MerchantFrom;
@@ -25,6 +27,7 @@ import io.payonce.api.MerchantRequiredException;
 import io.payonce.api.PayCommands;
 import io.payonce.api.ProblemMapper;
 import io.payonce.idempotency.Reply;
+import io.payonce.idempotency.TemporarilyUnavailableException;
 import io.payonce.payment.PayCommand;
 import io.payonce.payment.PayService;
 import io.payonce.queue.Topology.CommandQueue;
@@ -43,19 +46,12 @@ import io.vertx.core.Vertx;
  * ({@link PayCommands}), run by the same service ({@link PayService}, {@link RefundService}; a copy waits for a
  * first execution still running, on any instance, whatever entrance it came by), answered with what an HTTP
  * client would get. The queue a delivery came from decides only which reader and which service; everything
- * after is one path for both. A delivery is acknowledged once its answer is a row of the {@link Outbox}, never
- * before:
- * <ul>
- * <li>an answer of the gate (200, 402, 404, 409, 422, a replay): owed to {@code reply_to}, acknowledged;</li>
- * <li>202: the 202 owed now and the settled answer once the token holds it, acknowledged;</li>
- * <li>a passing failure (503, or a first execution that outlasted the wait): held for the retry delay and
- * returned to the queue, up to {@code payonce.queue.retries} deliveries, then answered 503 and
- * dead-lettered;</li>
- * <li>a command that can never get a stored answer (malformed, no key, no or unauthenticated merchant, a key
- * reused for other parameters): answered with its problem and dead-lettered to {@link Topology#DEAD}.</li>
- * </ul>
- * Where its answer cannot be made durable (the database unreachable), a delivery is returned to the queue
- * after the retry delay, answered by none.
+ * after is one path for both, and what becomes of the delivery is decided by one table, {@link Fate}, over the
+ * kind of its answer: a final answer is owed to {@code reply_to} (a row of the {@link Outbox}) and the
+ * delivery acknowledged; a 202 or a retryable refusal is acknowledged only once a durable record owes the final
+ * answer (then published when settled, whoever settles it), else held and returned to run again; a command
+ * that can never run as sent is answered with its problem and dead-lettered. A delivery whose answer cannot be
+ * made durable (the database unreachable) is held and returned to its queue, answered by none.
  */
 @ApplicationScoped
 public class QueueEntrance {
@@ -66,9 +62,16 @@ public class QueueEntrance {
     /** What a producer might think names the merchant in a body; refused rather than ignored. */
     static final String BODY_MERCHANT = "merchant_id";
 
-    /** What became of one delivery. */
+    /** What became of one delivery, as the {@code outcome} tag of its counter. */
     enum Outcome {
-        ANSWERED, INTERIM, RETRIED, DEAD_LETTERED, REQUEUED
+        /** Its final answer owed, acknowledged. */
+        ANSWERED,
+        /** Its answer owed by a record that recovery settles, acknowledged. */
+        OWED,
+        /** Held, then returned to its queue to run again. */
+        HELD,
+        /** Never executed: answered with its problem and dead-lettered. */
+        DEAD_LETTERED
     }
 
     /** A command as its queue's reader made it: whose, under which key, and its run through the gate. */
@@ -82,15 +85,18 @@ public class QueueEntrance {
     private final RefundService refunds;
     private final ProblemMapper problems;
     private final Outbox outbox;
+    private final CommandAttempts attempts;
     private final OutboxPublisher publisher;
     private final Vertx vertx;
     private final Duration waitBound;
     private final Set<String> trustedUsers;
     private final Map<CommandQueue, Map<Outcome, Counter>> outcomes = new EnumMap<>(CommandQueue.class);
     private final Map<CommandQueue, Counter> redeliveries = new EnumMap<>(CommandQueue.class);
+    private final AtomicInteger held = new AtomicInteger();
 
     QueueEntrance(PayOnceConfig config, Broker broker, PayCommands commands, PayService pay, RefundService refunds,
-            ProblemMapper problems, Outbox outbox, OutboxPublisher publisher, Vertx vertx, MeterRegistry meters) {
+            ProblemMapper problems, Outbox outbox, CommandAttempts attempts, OutboxPublisher publisher, Vertx vertx,
+            MeterRegistry meters) {
         this.settings = config.queue();
         this.broker = broker;
         this.commands = commands;
@@ -98,6 +104,7 @@ public class QueueEntrance {
         this.refunds = refunds;
         this.problems = problems;
         this.outbox = outbox;
+        this.attempts = attempts;
         this.publisher = publisher;
         this.vertx = vertx;
         this.waitBound = config.idempotency().waitTimeout();
@@ -117,6 +124,9 @@ public class QueueEntrance {
                     .tag("queue", queue.name)
                     .register(meters));
         }
+        Gauge.builder("payonce.queue.held", held, AtomicInteger::get)
+                .description("deliveries held on this instance before they return to their queue to run again")
+                .strongReference(true).register(meters);
     }
 
     void start(@Observes StartupEvent started) {
@@ -143,10 +153,10 @@ public class QueueEntrance {
         context.runOnContext(start -> handle(delivery).subscribe().with(
                 outcome -> counted.get(outcome).increment(),
                 failure -> {
-                    LOG.warnf("queue entrance: a command's answer could not be stored (%s); it is delivered again "
-                            + "in %d ms", failure, settings.retryDelay().toMillis());
-                    later(delivery::requeue);
-                    counted.get(Outcome.REQUEUED).increment();
+                    LOG.warnf("queue entrance: a command could not be settled (%s); it is delivered again in %d ms",
+                            failure, settings.hold().toMillis());
+                    hold(delivery);
+                    counted.get(Outcome.HELD).increment();
                 }));
     }
 
@@ -160,11 +170,32 @@ public class QueueEntrance {
             }
             command = read(delivery, merchant);
         } catch (RuntimeException refused) {
-            return deadLetter(delivery, problems.answer(refused));
+            // never read, so never run: nothing it could be answered later
+            return deadLetter(delivery, null, problems.answer(refused));
         }
-        return command.run().get()
-                .onItem().transformToUni(reply -> answered(delivery, command, reply))
-                .onFailure().recoverWithUni(failure -> failed(delivery, problems.answer(failure)));
+        return admit(delivery, command).flatMap(fate -> switch (fate) {
+            case RUN -> command.run().get()
+                    .onFailure().recoverWithItem(problems::answer)
+                    .flatMap(reply -> settle(delivery, command, reply));
+            case DEAD_LETTER -> deadLetter(delivery, command, problems.answer(new TemporarilyUnavailableException(
+                    "the command was delivered more than " + settings.retries() + " times without completing", null)));
+            default -> Uni.createFrom().item(hold(delivery));
+        });
+    }
+
+    /** A first delivery runs; a redelivery is counted first, and may be one too many ({@link Fate#redelivered}). */
+    private Uni<Fate> admit(Delivery delivery, Command command) {
+        if (!delivery.redelivered()) {
+            return Uni.createFrom().item(Fate.RUN);
+        }
+        return attempts.count(command.merchantId(), command.token())
+                .flatMap(count -> count <= settings.retries() ? Uni.createFrom().item(Fate.RUN)
+                        : attempts.neverExecuted(command.merchantId(), command.token())
+                                .map(never -> Fate.redelivered(count, settings.retries(), never)))
+                .onFailure().recoverWithItem(failure -> {
+                    LOG.debugf("queue entrance: a redelivery could not be counted (%s)", failure);
+                    return Fate.uncounted();
+                });
     }
 
     /** The command by its queue's rules, those of its HTTP endpoint; fails as that endpoint's reading does. */
@@ -206,49 +237,73 @@ public class QueueEntrance {
         return merchant;
     }
 
-    private Uni<Outcome> answered(Delivery delivery, Command command, Reply reply) {
-        String replyTo = replyTo(delivery);
-        if (replyTo == null) {
-            delivery.ack();
-            return Uni.createFrom().item(Outcome.ANSWERED);
-        }
-        int status = reply.response().status();
-        Outbox.Answer answer = Outbox.Answer.of(replyTo, delivery.properties().getCorrelationId(), status,
-                reply.replayed(), reply.response().body());
-        boolean interim = status == 202;
-        return (interim ? outbox.oweInterim(command.merchantId(), command.token(), answer)
-                : outbox.owe(command.merchantId(), command.token(), answer))
-                .invoke(() -> {
-                    delivery.ack();
-                    publisher.wake();
-                })
-                .replaceWith(interim ? Outcome.INTERIM : Outcome.ANSWERED);
+    /**
+     * Settles the delivery by its answer's {@link Fate}: the answer owed and the delivery acknowledged, held, or
+     * dead-lettered.
+     */
+    private Uni<Outcome> settle(Delivery delivery, Command command, Reply reply) {
+        Outbox.Answer answer = answerOf(delivery, reply);
+        return switch (Fate.of(reply.kind())) {
+            case ANSWER -> (answer == null ? Uni.createFrom().voidItem() : outbox.owe(command.merchantId(),
+                    command.token(), answer))
+                    .map(owed -> Fate.ACKNOWLEDGE)
+                    .onFailure().recoverWithItem(failure -> unwritten(failure))
+                    .flatMap(fate -> finish(delivery, command, fate, Outcome.ANSWERED));
+            case OWE -> outbox.oweOnceRecorded(command.merchantId(), command.token(), answer)
+                    .map(Fate::owing)
+                    .onFailure().recoverWithItem(failure -> unwritten(failure))
+                    .flatMap(fate -> finish(delivery, command, fate, Outcome.OWED));
+            case DEAD_LETTER -> deadLetter(delivery, command, reply);
+            default -> throw new IllegalStateException("no fate " + Fate.of(reply.kind()) + " for an answer");
+        };
     }
 
-    /** A refusal of the gate: a passing one is retried, any other is the command's end. */
-    private Uni<Outcome> failed(Delivery delivery, Response refusal) {
-        boolean passing = refusal.getStatus() == 503 || (refusal.getStatus() == 409 && refusal.getHeaderString(
-                "Retry-After") != null);
-        if (!passing || delivery.earlierDeliveries() >= settings.retries()) {
-            return deadLetter(delivery, refusal);
-        }
-        later(delivery::requeue);
-        return Uni.createFrom().item(Outcome.RETRIED);
+    private static Fate unwritten(Throwable failure) {
+        LOG.warnf("queue entrance: a command's answer could not be stored (%s); it runs again", failure);
+        return Fate.unwritten();
     }
 
-    /** Answers the refusal (when the command names a reply queue), then dead-letters the delivery. */
-    private Uni<Outcome> deadLetter(Delivery delivery, Response refusal) {
-        String replyTo = replyTo(delivery);
-        Uni<Void> owed = Uni.createFrom().voidItem();
-        if (replyTo != null) {
-            String body = String.valueOf(refusal.getEntity());
-            owed = outbox.owe(null, null, Outbox.Answer.of(replyTo, delivery.properties().getCorrelationId(),
-                    refusal.getStatus(), false, body));
+    /** Acknowledged (its count forgotten), or held. */
+    private Uni<Outcome> finish(Delivery delivery, Command command, Fate fate, Outcome acknowledged) {
+        if (fate != Fate.ACKNOWLEDGE) {
+            return Uni.createFrom().item(hold(delivery));
         }
-        return owed.invoke(() -> {
-            delivery.deadLetter();
-            publisher.wake();
-        }).replaceWith(Outcome.DEAD_LETTERED);
+        delivery.ack();
+        publisher.wake();
+        return forget(delivery, command).replaceWith(acknowledged);
+    }
+
+    /**
+     * Answers {@code refusal} straight to {@code reply_to} (a message of its own, confirmed by the broker, no
+     * database needed), then dead-letters the delivery; held when the answer cannot be sent.
+     */
+    private Uni<Outcome> deadLetter(Delivery delivery, Command command, Reply refusal) {
+        Outbox.Answer answer = answerOf(delivery, refusal);
+        Uni<Set<String>> answered = answer == null ? Uni.createFrom().item(Set.of())
+                : broker.publish(List.of(Answers.message(answer, "payonce-refusal-" + UUID.randomUUID())));
+        return answered
+                .invoke(returned -> delivery.deadLetter())
+                .flatMap(returned -> forget(delivery, command))
+                .replaceWith(Outcome.DEAD_LETTERED)
+                .onFailure().recoverWithItem(failure -> {
+                    LOG.warnf("queue entrance: a refused command's answer could not be sent (%s); it runs again", failure);
+                    return hold(delivery);
+                });
+    }
+
+    /** A redelivered command's count, gone once it is settled (best effort: a count left over only waits). */
+    private Uni<Void> forget(Delivery delivery, Command command) {
+        if (command == null || !delivery.redelivered()) {
+            return Uni.createFrom().voidItem();
+        }
+        return attempts.forget(command.merchantId(), command.token()).onFailure().recoverWithNull();
+    }
+
+    /** The answer as the outbox keeps it, or null when the command names no reply queue. */
+    private static Outbox.Answer answerOf(Delivery delivery, Reply reply) {
+        String replyTo = replyTo(delivery);
+        return replyTo == null ? null : Outbox.Answer.of(replyTo, delivery.properties().getCorrelationId(),
+                reply.status(), reply.replayed(), reply.isFinal(), reply.response().body());
     }
 
     private static String replyTo(Delivery delivery) {
@@ -257,7 +312,13 @@ public class QueueEntrance {
         return replyTo == null || replyTo.isBlank() ? null : replyTo;
     }
 
-    private void later(Runnable action) {
-        vertx.setTimer(Math.max(1, settings.retryDelay().toMillis()), id -> action.run());
+    /** Holds the delivery for {@code payonce.queue.hold}, then returns it to its queue. */
+    private Outcome hold(Delivery delivery) {
+        held.incrementAndGet();
+        vertx.setTimer(Math.max(1, settings.hold().toMillis()), id -> {
+            held.decrementAndGet();
+            delivery.requeue();
+        });
+        return Outcome.HELD;
     }
 }

@@ -183,6 +183,62 @@ class DuplicateWaitTest {
                 () -> assertEquals("COMPLETED", db.tokenState(MERCHANT, request.token())));
     }
 
+    /**
+     * A copy of another request under a taken key, while every look of its wait at MySQL fails: the first
+     * request's 202 that reaches its wait through Redis is checked against its fingerprint first, and it is
+     * refused 422 rather than handed that 202 at its deadline.
+     */
+    @Test
+    void copyOfAnotherRequest_whoseLooksAtMySqlAllFail_isRefused422_neverHandedTheFirstRequests202() throws Exception {
+        PayRequest first = payRequest();
+        PayRequest other = new PayRequest(first.orderNo(), first.requestNo(), first.token(), first.amount() + 1);
+        String keys = "po:{" + MERCHANT + ":" + first.token() + "}";
+        // the first request's execution holds the ownership key, so the copy goes straight to waiting
+        db.redisSet(keys + ":own", "the-first-request");
+        Answer copy;
+        try (AutoCloseable mysqlSilent = db.lockTable("idempotency_tokens")) {
+            CompletableFuture<Answer> waiting = CompletableFuture.supplyAsync(() -> payPreferringWait(other, 4),
+                    background);
+            Thread.sleep(300);
+            db.redisSet(keys + ":res", "202|the-first-requests-fingerprint|{\"status\":\"PROCESSING\"}");
+            copy = waiting.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+        }
+
+        assertAll(
+                () -> assertEquals(422, copy.status(), copy.body()),
+                () -> assertEquals("idempotency_key_reused", JsonPath.from(copy.body()).getString("code")));
+    }
+
+    /**
+     * A copy whose claim waits behind another copy's claim not yet committed, past the database timeout: it cannot
+     * know whether that one will charge, so it never answers 503 ("nothing was charged"); once the claim commits
+     * it waits for that execution, and answers by its bound.
+     */
+    @Test
+    void copyWhoseClaimTimesOutBehindAnotherCopysClaim_neverAnswers503() throws Exception {
+        PayRequest request = payRequest();
+        Answer copy;
+        try (AutoCloseable holder = db.uncommitted("""
+                INSERT INTO idempotency_tokens (merchant_id, token, state, fingerprint, request_no, lease_until,
+                    expires_at, created_at, updated_at, epoch)
+                VALUES (?, ?, 'IN_PROGRESS', NULL, ?, DATE_ADD(UTC_TIMESTAMP(3), INTERVAL 1 MINUTE),
+                    DATE_ADD(UTC_TIMESTAMP(3), INTERVAL 1 DAY), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), 1)""",
+                MERCHANT, request.token(), request.requestNo())) {
+            CompletableFuture<Answer> waiting = CompletableFuture.supplyAsync(() -> payPreferringWait(request, 5),
+                    background);
+            // past the database timeout (2 s) of the copy's claim, within its look's bound after it
+            Thread.sleep(3_000);
+            holder.close();
+            copy = waiting.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+        }
+
+        assertAll(
+                () -> assertEquals(409, copy.status(), copy.body()),
+                () -> assertEquals("request_in_progress", JsonPath.from(copy.body()).getString("code")),
+                () -> assertNotNull(copy.retryAfter(), "Retry-After"),
+                () -> assertEquals(0, db.payments(MERCHANT, request.orderNo()), "the copy opened nothing"));
+    }
+
     /** The first execution of {@code request}, sent in the background: a slow charge, its token claimed. */
     private CompletableFuture<Answer> slowFirstExecution(PayRequest request) {
         sandbox("ok", SLOW_CHARGE_MS, 1);

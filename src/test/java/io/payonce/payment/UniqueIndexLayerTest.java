@@ -116,6 +116,8 @@ class UniqueIndexLayerTest {
         assertAll(
                 () -> assertEquals(409, conflict.statusCode(), conflict.asString()),
                 () -> assertEquals("request_no_conflict", conflict.jsonPath().getString("code")),
+                () -> assertEquals("1", conflict.header("Retry-After"), "retryable while the holder is in flight"),
+                () -> assertTrue(conflict.jsonPath().getString("detail").contains("retryable"), conflict.asString()),
                 () -> assertEquals(503, holderAnswer.statusCode(), "the holder undone: " + holderAnswer.asString()),
                 () -> assertEquals(200, retried.statusCode(), "the number is free now: " + retried.asString()),
                 () -> assertEquals(1, ledgerCharges(MERCHANT, otherOrder)));

@@ -67,7 +67,7 @@ class AsyncApiDocumentTest {
         for (String message : Set.of("PayAnswer", "RefundAnswer")) {
             JsonNode answer = read().path("components").path("messages").path(message);
 
-            assertEquals(Set.of(Answers.STATUS, Answers.CODE, Answers.REPLAYED),
+            assertEquals(Set.of(Answers.STATUS, Answers.CODE, Answers.REPLAYED, Answers.FINAL),
                     names(answer.path("headers").path("properties")), message);
         }
     }

@@ -17,6 +17,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.GetResponse;
 
 import io.payonce.support.Answer;
 import io.payonce.support.AppProcess;
@@ -55,7 +57,7 @@ class QueueEntranceIT {
         instance = QueueInstance.start(QueueEntranceIT.class, "queue-entrance",
                 app -> QueueInstance.settlingQuickly(app)
                         .env("PAYONCE_QUEUE_RETRIES", Integer.toString(RETRIES))
-                        .env("PAYONCE_QUEUE_RETRY_DELAY", "200ms"));
+                        .env("PAYONCE_QUEUE_HOLD", "200ms"));
         app = instance.app;
         queue = instance.queue;
         http = instance.http;
@@ -123,7 +125,9 @@ class QueueEntranceIT {
         List<QueueAnswer> answers = queue.awaitAnswers(correlationId, 2, SETTLE_BOUND);
 
         assertEquals(202, answers.get(0).status(), answers::toString);
+        assertEquals(false, answers.get(0).headers().get("final"), "a 202 is no final answer: " + answers);
         assertEquals(200, answers.get(1).status(), answers::toString);
+        assertEquals(true, answers.get(1).headers().get("final"), answers::toString);
         assertTrue(answers.get(1).body().contains("\"status\":\"PAID\""), answers::toString);
         assertEquals(http.pay(request).body(), answers.get(1).body(), "the settled answer is the stored one");
         assertEquals(1, http.books(request.orderNo()).charges());
@@ -152,6 +156,7 @@ class QueueEntranceIT {
 
         assertEquals(503, refused.status(), refused::toString);
         assertEquals("temporarily_unavailable", refused.code(), refused::toString);
+        assertEquals(false, refused.headers().get("final"), "nothing was charged, and it may be sent again");
         Await.until("the command on " + DEAD, ANSWER_BOUND, () -> queue.messageCount(DEAD) == deadBefore + 1);
         assertEquals(0, http.books(request.orderNo()).charges());
         http.sandbox("ok", 0, 0);
@@ -188,17 +193,46 @@ class QueueEntranceIT {
         assertEquals(1, http.books(request.orderNo()).charges());
     }
 
-    /** A reply queue that is gone: the broker returns the answer (mandatory), which is counted, not dropped unseen. */
+    /**
+     * A reply queue that is not there (its node down, say): the broker returns the answer (mandatory), which is
+     * counted and stays owed; once the queue is back, the answer reaches it.
+     */
     @Test
-    void answerToAReplyQueueThatIsGone_isReturnedByTheBroker_andCounted() {
+    void answerToAReplyQueueThatIsMissing_isReturned_counted_andSentAgainOnceTheQueueIsBack() throws Exception {
         PayRequest request = http.newRequest();
         double before = Operations.metricSum(app, "payonce_queue_replies_unroutable_total");
+        String replyQueue = "late-" + UUID.randomUUID();
 
-        raw(queue.properties(request.token(), Map.of()).replyTo("gone-" + UUID.randomUUID()).build(), request.json());
-
+        String correlationId = raw(queue.properties(request.token(), Map.of()).replyTo(replyQueue).build(),
+                request.json());
         Await.until("the returned answer to be counted", ANSWER_BOUND,
-                () -> Operations.metricSum(app, "payonce_queue_replies_unroutable_total") == before + 1);
+                () -> Operations.metricSum(app, "payonce_queue_replies_unroutable_total") >= before + 1);
         assertEquals("PAID", http.books(request.orderNo()).orderStatus(), "the command itself was paid");
+        Channel late = queue.openChannel();
+        late.queueDeclare(replyQueue, true, false, false, Map.of("x-queue-type", "quorum"));
+        GetResponse answer = queue.awaitMessage(replyQueue, ANSWER_BOUND);
+
+        assertEquals(correlationId, answer.getProps().getCorrelationId());
+        assertEquals(200, QueueAnswer.of(answer.getProps(), answer.getBody()).status());
+        late.queueDelete(replyQueue);
+        late.close();
+    }
+
+    /** Another request under a command's key: a final refusal, answered and acknowledged, never dead-lettered. */
+    @Test
+    void keyReusedForAnotherRequest_isAnswered422Final_andAcknowledged() throws IOException {
+        PayRequest request = http.newRequest();
+        assertEquals(200, queue.awaitAnswer(send(request), ANSWER_BOUND).status());
+        long deadBefore = queue.messageCount(DEAD);
+        PayRequest other = new PayRequest(request.orderNo(), request.requestNo(), request.token(), request.amount() + 1);
+
+        QueueAnswer refused = queue.awaitAnswer(send(other), ANSWER_BOUND);
+
+        assertEquals(422, refused.status(), refused::toString);
+        assertEquals("idempotency_key_reused", refused.code(), refused::toString);
+        assertEquals(true, refused.headers().get("final"), refused::toString);
+        Await.until("the outbox to empty", ANSWER_BOUND, () -> queue.messageCount(PAY) == 0);
+        assertEquals(deadBefore, queue.messageCount(DEAD), "a final refusal is acknowledged, not dead-lettered");
     }
 
     private static String send(PayRequest request) {

@@ -64,7 +64,7 @@ class QueueRecoveryIT {
         proxy = new TcpProxy(broker.port());
         instances = WorkerAndSandbox.named("queue-recovery")
                 .worker("PAYONCE_QUEUE_ENABLED", "true")
-                .worker("PAYONCE_QUEUE_RETRY_DELAY", "500ms")
+                .worker("PAYONCE_QUEUE_HOLD", "500ms")
                 .worker("PAYONCE_CHANNEL_TIMEOUT", "5s")
                 .worker("PAYONCE_IDEMPOTENCY_LEASE", "8s")
                 .worker("PAYONCE_RECONCILE_MIN_AGE", "6s");

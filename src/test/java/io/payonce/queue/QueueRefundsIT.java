@@ -76,7 +76,7 @@ class QueueRefundsIT {
     @BeforeAll
     static void start() throws Exception {
         instance = QueueInstance.start(QueueRefundsIT.class, "queue-refunds",
-                app -> QueueInstance.settlingQuickly(app).env("PAYONCE_QUEUE_RETRY_DELAY", "200ms"));
+                app -> QueueInstance.settlingQuickly(app).env("PAYONCE_QUEUE_HOLD", "200ms"));
         queue = instance.queue;
         http = instance.http;
     }

@@ -314,4 +314,22 @@ class ReconcilerTest {
         assertTrue(report.tokensPurged() >= 3, report.toString());
         assertEquals("IN_PROGRESS", db.tokenState(MERCHANT, p.token()));
     }
+
+    /** A queue command's owed answer is read from its token when it is sent: the token outlives its expiry till then. */
+    @Test
+    void expiredToken_whoseAnswerAQueueCommandIsStillOwed_isKept() {
+        String owedToken = token();
+        pay(owedToken, pendingOrder(), id("req")).then().statusCode(200);
+        db.execute("DELETE FROM queue_outbox");
+        db.execute("""
+                INSERT INTO queue_outbox (state, merchant_id, token, reply_to, correlation_id, status, code, replayed, body,
+                    created_at)
+                VALUES ('AWAITING', ?, ?, 'replies', 'c1', 0, NULL, 1, '', UTC_TIMESTAMP(3))""", MERCHANT, owedToken);
+        db.execute("UPDATE idempotency_tokens SET expires_at = '2020-01-01 00:00:00'");
+
+        run();
+
+        assertEquals("COMPLETED", db.tokenState(MERCHANT, owedToken));
+        db.execute("DELETE FROM queue_outbox");
+    }
 }

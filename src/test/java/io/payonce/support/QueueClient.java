@@ -102,7 +102,10 @@ public final class QueueClient implements AutoCloseable {
         }
         try {
             Channel replies = connection.createChannel();
-            String replyQueue = replies.queueDeclare().getQueue();
+            // durable and replicated, as the AsyncAPI document tells producers: an answer survives the loss of the
+            // node the queue's leader was on, and the broker never returns it as unroutable for a node's restart
+            String replyQueue = replies.queueDeclare("payonce-test-replies-" + UUID.randomUUID(), true, false, false,
+                    Map.of("x-queue-type", "quorum")).getQueue();
             QueueClient client = new QueueClient(as.username(), connection, replyQueue);
             replies.basicConsume(replyQueue, true,
                     (tag, delivery) -> client.collect(QueueAnswer.of(delivery.getProperties(), delivery.getBody())),
@@ -278,6 +281,12 @@ public final class QueueClient implements AutoCloseable {
     @Override
     public void close() {
         if (connection.isOpen()) {
+            try (Channel deleting = connection.createChannel()) {
+                // a durable reply queue outlives its reader: gone with it
+                deleting.queueDelete(replyQueue);
+            } catch (IOException | TimeoutException | RuntimeException e) {
+                // the vhost goes with the test class anyway
+            }
             try {
                 connection.close(RPC_TIMEOUT_MS);
                 return;

@@ -1,6 +1,7 @@
 package io.payonce.support;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -9,6 +10,7 @@ import io.payonce.order.OrderStatus;
 import io.quarkus.redis.datasource.RedisDataSource;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
 
 /**
@@ -178,5 +180,44 @@ public class TestDatabase {
 
     public void execute(String sql, Object... args) {
         pool.preparedQuery(sql).execute(Tuple.from(args)).await().atMost(TIMEOUT);
+    }
+
+    /**
+     * Runs {@code sql} in a transaction of its own and leaves it open, its row locks held, until the answer is
+     * closed, which commits it: another session's write of the same rows waits meanwhile, as behind a claim
+     * whose COMMIT has not come yet. Closing it again does nothing.
+     */
+    public AutoCloseable uncommitted(String sql, Object... args) {
+        SqlConnection conn = pool.getConnection().await().atMost(TIMEOUT);
+        conn.query("BEGIN").execute().await().atMost(TIMEOUT);
+        conn.preparedQuery(sql).execute(Tuple.from(args)).await().atMost(TIMEOUT);
+        AtomicBoolean committed = new AtomicBoolean();
+        return () -> {
+            if (!committed.compareAndSet(false, true)) {
+                return;
+            }
+            try {
+                conn.query("COMMIT").execute().await().atMost(TIMEOUT);
+            } finally {
+                conn.close().await().atMost(TIMEOUT);
+            }
+        };
+    }
+
+    /**
+     * Locks {@code table} for writing on a connection of its own (LOCK TABLES ... WRITE) until the answer is
+     * closed: every other session's statement on it, a plain read included, waits, as on a database that stops
+     * answering for that table.
+     */
+    public AutoCloseable lockTable(String table) {
+        SqlConnection conn = pool.getConnection().await().atMost(TIMEOUT);
+        conn.query("LOCK TABLES " + table + " WRITE").execute().await().atMost(TIMEOUT);
+        return () -> {
+            try {
+                conn.query("UNLOCK TABLES").execute().await().atMost(TIMEOUT);
+            } finally {
+                conn.close().await().atMost(TIMEOUT);
+            }
+        };
     }
 }
