@@ -106,8 +106,12 @@ public class ProblemMapper {
     @ServerExceptionMapper
     public Response unavailable(TemporarilyUnavailableException e) {
         LOG.warnf("temporarily unavailable: %s (%s)", e.getMessage(), e.getCause());
+        String notDone = switch (e.movement()) {
+            case CHARGE -> "nothing was charged";
+            case REFUND -> "nothing was refunded";
+        };
         return problems.retryable(503, "temporarily_unavailable", "Temporarily unavailable",
-                "nothing was charged; retry the same request with the same token");
+                notDone + "; retry the same request with the same token");
     }
 
     @ServerExceptionMapper

@@ -232,6 +232,7 @@ class RefundContractTest {
         RefundRequest r = refundOf(orderNo, AMOUNT);
 
         refund(r).then().statusCode(503).body("code", equalTo("temporarily_unavailable"))
+                .body("detail", startsWith("nothing was refunded"))
                 .header("Retry-After", notNullValue());
         as(MERCHANT).get("/refunds/" + r.refundNo()).then().statusCode(404);
         assertEquals(0, order(orderNo).getLong("refunded_amount"));
