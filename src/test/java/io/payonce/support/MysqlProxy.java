@@ -45,7 +45,7 @@ import io.payonce.support.TcpProxy.Piece;
  * <li><b>A COMMIT that committed, answered with an error.</b> {@code Forgery forgery =
  * proxy.forgeNextCommitAnswer(1180, "HY000", "Got error 1 during COMMIT")}: the next COMMIT goes to the server,
  * which commits and answers OK; the client is told the error instead, in the same place of the conversation,
- * which goes on as usual. {@link Forgery#serverAnswer()} says what the server had answered.</li>
+ * which goes on as usual. {@link Forgery#awaitServerAnswer} says what the server had answered.</li>
  * <li><b>Counting reads while duplicates wait.</b> {@code StatementCount reads =
  * proxy.count("(?is)^\\s*SELECT\\b.*\\bidempotency_tokens\\b")} before 200 duplicates are sent on one key,
  * {@code reads.runs()} after: every time the service ran a matching statement, however it sent it (a
@@ -275,16 +275,7 @@ public final class MysqlProxy implements AutoCloseable {
 
         /** Returns once the hold has begun; fails the test if it has not within {@code bound}. */
         public void awaitCaught(Duration bound) {
-            try {
-                caught.get(bound.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (TimeoutException e) {
-                throw new AssertionError("no COMMIT was caught within " + bound, e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted while waiting for a COMMIT", e);
-            } catch (ExecutionException e) {
-                throw new AssertionError(e);
-            }
+            awaitWithin(caught, bound, "a COMMIT to be caught");
         }
 
         private void begin() {
@@ -295,6 +286,7 @@ public final class MysqlProxy implements AutoCloseable {
     /** An answer to a COMMIT to be replaced with an error, or replaced. */
     public static final class Forgery {
         private final byte[] errorPayload;
+        /** Completes, once the error has taken the server answer's place, with that answer: OK, or ERR and its code. */
         private final CompletableFuture<String> serverAnswer = new CompletableFuture<>();
 
         private Forgery(byte[] errorPayload) {
@@ -302,25 +294,25 @@ public final class MysqlProxy implements AutoCloseable {
         }
 
         /**
-         * Completes, once the error has taken the place of the server's answer, with what the server had answered:
-         * {@code OK}, or {@code ERR} and its code.
+         * What the server had answered the COMMIT whose answer was replaced: {@code OK}, or {@code ERR} and its
+         * code; fails the test if none was replaced within {@code bound}.
          */
-        public CompletableFuture<String> serverAnswer() {
-            return serverAnswer;
-        }
-
-        /** What the server had answered; fails the test if no COMMIT's answer was replaced within {@code bound}. */
         public String awaitServerAnswer(Duration bound) {
-            try {
-                return serverAnswer.get(bound.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (TimeoutException e) {
-                throw new AssertionError("no COMMIT's answer was replaced within " + bound, e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted while waiting for a COMMIT's answer", e);
-            } catch (ExecutionException e) {
-                throw new AssertionError(e);
-            }
+            return awaitWithin(serverAnswer, bound, "a COMMIT's answer to be replaced");
+        }
+    }
+
+    /** What {@code future} completes with; fails the test if it has not within {@code bound}. */
+    private static <T> T awaitWithin(CompletableFuture<T> future, Duration bound, String what) {
+        try {
+            return future.get(bound.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw new AssertionError("waited " + bound + " for " + what + " in vain", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while waiting for " + what, e);
+        } catch (ExecutionException e) {
+            throw new AssertionError(e);
         }
     }
 
