@@ -71,8 +71,12 @@ public class ProblemMapper {
                     "Request in progress", "the first request with this token is still running; retry with the same token");
             case TemporarilyUnavailableException x -> {
                 LOG.warnf("temporarily unavailable: %s (%s)", x.getMessage(), x.getCause());
+                String notDone = switch (x.movement()) {
+                    case CHARGE -> "nothing was charged";
+                    case REFUND -> "nothing was refunded";
+                };
                 yield refusal(Reply.Kind.RETRYABLE, 503, "temporarily_unavailable", "Temporarily unavailable",
-                        "nothing was charged; retry the same request with the same token");
+                        notDone + "; retry the same request with the same token");
             }
             case OrderNotFoundException x -> refusal(Reply.Kind.FINAL, 404, "order_not_found", "Order not found",
                     x.getMessage());

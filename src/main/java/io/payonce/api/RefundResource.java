@@ -135,7 +135,7 @@ public class RefundResource {
             after `Retry-After`, with the same key.""",
             headers = @Header(name = "Retry-After", ref = "Retry-After"),
             content = @Content(mediaType = Problems.MEDIA_TYPE, schema = @Schema(ref = "Problem"),
-                    examples = @ExampleObject(name = "temporarily_unavailable", ref = "temporarily_unavailable")))
+                    examples = @ExampleObject(name = "temporarily_unavailable", ref = "refund_temporarily_unavailable")))
     public Uni<Response> refund(@Context HttpHeaders headers, byte[] body) {
         RefundCommand command = commands.readRefund(merchants.require(headers),
                 headers.getHeaderString(PayResource.IDEMPOTENCY_KEY), headers.getHeaderString(HttpHeaders.CONTENT_TYPE),

@@ -28,6 +28,9 @@ import io.vertx.sqlclient.ClosedConnectionException;
  * another node wrote the same rows (a certification conflict, or a brute-force abort by the replicated
  * writes). Nothing of it stands, so it runs again from its first statement, where the row the other node
  * wrote now answers (a duplicate key, a conditional update that matches nothing).
+ *
+ * <p>Any other error the server answers a COMMIT with leaves the transaction in doubt, as a COMMIT without an
+ * answer does: it may have committed ({@link MysqlErrors#rolledBackAtCommit} says which errors do not).
  */
 @Singleton
 public class Database {
@@ -65,9 +68,10 @@ public class Database {
     }
 
     /**
-     * A COMMIT sent whose answer never came: the transaction may have committed or not, and may still
-     * commit later (a COMMIT held up in the network reaches the server late). {@code thread} is where it
-     * ran, when known, for {@link #resolve}.
+     * A COMMIT sent whose outcome is unknown: its answer never came, or the server answered it with an error
+     * that does not mean a rollback for certain. The transaction may have committed or not, and may still
+     * commit later (a COMMIT held up in the network reaches the server late). {@code thread} is where it ran,
+     * when known, for {@link #resolve}.
      */
     public static final class CommitUnknownException extends RuntimeException {
         private final transient Optional<Connections.ServerThread> thread;
@@ -98,9 +102,10 @@ public class Database {
     /**
      * Runs {@code work} in a transaction within the database timeout, whole again when the server refuses
      * it with 1213, telling a COMMIT whose outcome is unknown ({@link CommitUnknownException}: the
-     * connection failed, or the answer did not come in time) from a failure that rolled back for certain
-     * ({@link NoAnswerException} before the COMMIT, or the server's error, at a statement or at the COMMIT:
-     * a COMMIT the server answered with an error committed nothing).
+     * connection failed, the answer did not come in time, or the server answered with an error that may
+     * have left it committed) from a failure that rolled back for certain ({@link NoAnswerException} before
+     * the COMMIT, the server's error at a statement, or at the COMMIT one of
+     * {@link MysqlErrors#rolledBackAtCommit}).
      *
      * <p>A transaction that ran out of time before its COMMIT is never committed: the COMMIT is not sent
      * after it. A COMMIT in doubt is resolved with {@link #resolve}.
@@ -120,8 +125,7 @@ public class Database {
             return conn.begin().flatMap(tx -> work.apply(conn))
                     .onFailure().call(e -> rollBack(conn, e))
                     .flatMap(result -> stage.compareAndSet(Stage.WORKING, Stage.COMMITTING)
-                            ? conn.transaction().commit()
-                                    .onFailure(e -> !(e instanceof MySQLException))
+                            ? commit(conn).onFailure(e -> !MysqlErrors.rolledBackAtCommit(e))
                                     .transform(e -> new CommitUnknownException(e, thread.get()))
                                     .replaceWith(result)
                             : rollBack(conn, null).flatMap(rolledBack -> Uni.createFrom().<T>failure(new NoAnswerException())));
@@ -129,6 +133,19 @@ public class Database {
                 .ifNoItem().after(timeout).failWith(() -> stage.compareAndSet(Stage.WORKING, Stage.ABANDONED)
                         ? new NoAnswerException()
                         : new CommitUnknownException(new NoAnswerException(), thread.get()));
+    }
+
+    /**
+     * Commits the connection's transaction. A COMMIT the server refused with an error that leaves it in doubt is
+     * followed by a ROLLBACK, so that nothing of the transaction a server might have left open is committed by
+     * the next borrower's BEGIN (which commits an open transaction); a COMMIT that went through makes it a no-op,
+     * and the COMMIT stays in doubt either way. Fails as the COMMIT failed.
+     */
+    private static Uni<Void> commit(SqlConnection conn) {
+        return conn.transaction().commit()
+                .onFailure(e -> e instanceof MySQLException && !MysqlErrors.rolledBackAtCommit(e))
+                .call(refused -> conn.query("ROLLBACK").execute().replaceWithVoid()
+                        .ifNoItem().after(ROLLBACK_BOUND).fail().onFailure().recoverWithNull());
     }
 
     /**

@@ -1,5 +1,7 @@
 package io.payonce.database;
 
+import java.util.Set;
+
 import io.vertx.mysqlclient.MySQLException;
 
 /** How MySQL and MariaDB report the failures the layers rely on. */
@@ -14,6 +16,27 @@ public final class MysqlErrors {
      */
     private static final int DEADLOCK = 1213;
 
+    /**
+     * The errors a COMMIT may be answered with that mean, for certain, that the whole transaction rolled back and
+     * nothing of it can commit later: {@link #DEADLOCK} only, which at a COMMIT is InnoDB's deadlock victim or
+     * Galera's certification failure (or brute-force abort), both rolled back by the server before it answers.
+     *
+     * <p>Every other error leaves the COMMIT in doubt, and these in particular are left out on purpose:
+     * <ul>
+     * <li>1180 ER_ERROR_DURING_COMMIT: an engine or the binary log failed part-way through the commit, so what
+     * the binary log or another engine already holds may stand (and be replicated);</li>
+     * <li>1317 ER_QUERY_INTERRUPTED, 1927 ER_CONNECTION_KILLED: the thread was killed, which during a
+     * semi-synchronous replication wait happens after the transaction committed on this server;</li>
+     * <li>1205 ER_LOCK_WAIT_TIMEOUT: elsewhere it rolls back the statement alone and leaves the transaction
+     * open; a COMMIT that timed out waiting for its commit lock is rolled back by MariaDB's code, but no
+     * documentation promises it;</li>
+     * <li>any error this list does not name, such as one from a plugin or a server version not known here.</li>
+     * </ul>
+     * A COMMIT in doubt costs a resolution ({@link Database#resolve}); one wrongly taken for rolled back could
+     * answer "nothing was charged" for a payment that stands.
+     */
+    private static final Set<Integer> ROLLED_BACK_AT_COMMIT = Set.of(DEADLOCK);
+
     private MysqlErrors() {
     }
 
@@ -25,5 +48,13 @@ public final class MysqlErrors {
     /** True when the server rolled this transaction back whole: a deadlock victim, or a Galera conflict. */
     public static boolean isDeadlock(Throwable failure) {
         return failure instanceof MySQLException e && e.getErrorCode() == DEADLOCK;
+    }
+
+    /**
+     * True when a COMMIT that failed with {@code failure} certainly committed nothing, and nothing of its
+     * transaction can commit later (see {@link #ROLLED_BACK_AT_COMMIT}); false leaves it in doubt.
+     */
+    public static boolean rolledBackAtCommit(Throwable failure) {
+        return failure instanceof MySQLException e && ROLLED_BACK_AT_COMMIT.contains(e.getErrorCode());
     }
 }

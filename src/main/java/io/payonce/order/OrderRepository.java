@@ -15,7 +15,16 @@ import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.Tuple;
 
-/** SQL for orders. Every state change names the status and version it expects. */
+/**
+ * SQL for orders. Every state change names the status and version it expects.
+ *
+ * <p>Amounts are BIGINT, where a sum past 2^63 - 1 is an error (1690), not a refusal. Invariant, held by the
+ * refund statements: {@code 0 <= refunded_amount}, {@code 0 <= reserved_amount},
+ * {@code refunded_amount + reserved_amount <= amount}. So a condition compares a refund's amount (above 0, any
+ * BIGINT) with a difference of those columns, which stays within 0 and {@code amount}, and never with a sum;
+ * and a sum is assigned only on a row whose condition bounds it by {@code amount}. No amount a client sends
+ * makes a statement fail instead of answer.
+ */
 @ApplicationScoped
 public class OrderRepository {
 
@@ -36,7 +45,7 @@ public class OrderRepository {
      */
     private static final String RESERVE = """
             UPDATE orders SET reserved_amount = reserved_amount + ?
-            WHERE id = ? AND status IN (?, ?) AND refunded_amount + reserved_amount + ? <= amount""";
+            WHERE id = ? AND status IN (?, ?) AND ? <= amount - refunded_amount - reserved_amount""";
 
     /** A refund the channel's word says did not happen gives its reservation back. */
     private static final String RELEASE = """
@@ -49,7 +58,7 @@ public class OrderRepository {
      * SIMULTANEOUS_ASSIGNMENT): either way the status is decided on the refunded amount before this refund.
      */
     private static final String REFUND_SUCCEEDED = """
-            UPDATE orders SET status = CASE WHEN refunded_amount + ? >= amount THEN ? ELSE ? END,
+            UPDATE orders SET status = CASE WHEN ? >= amount - refunded_amount THEN ? ELSE ? END,
                 refunded_amount = refunded_amount + ?, reserved_amount = reserved_amount - ?,
                 version = version + 1, updated_at = ?
             WHERE merchant_id = ? AND order_no = ? AND status IN (?, ?) AND reserved_amount >= ?""";

@@ -164,7 +164,7 @@ public class PaymentExecutor {
     }
 
     /**
-     * The opening COMMIT went unanswered: resolve it for certain, then look whether it happened, by the id
+     * The opening COMMIT's outcome is unknown: resolve it for certain, then look whether it happened, by the id
      * its insert was given (a copy of the request may have opened a record of its own since, under the same
      * first-claim epoch, had this opening rolled back).
      */
@@ -321,8 +321,9 @@ public class PaymentExecutor {
     /**
      * An opening transaction of either kind: the claim and the order's read go out together (the read takes
      * no lock and changes nothing, so it is harmless whatever happens to the claim), then {@code work}. A
-     * layer's refusal rolls everything back and becomes {@link Refused}; a COMMIT without an answer becomes
-     * {@link LookAgain}; any other failure, before anything can have been sent, a 503.
+     * layer's refusal rolls everything back and becomes {@link Refused}; a COMMIT in doubt (no answer, or an
+     * error that may have committed) becomes {@link LookAgain}; any other failure, certainly rolled back
+     * before anything can have been sent, a 503.
      */
     private Uni<Step> open(Opening opening, TokenClaim claim, String what, OpeningWork work) {
         long since = System.nanoTime();
@@ -345,7 +346,7 @@ public class PaymentExecutor {
                                 .<PayOutcome>map(o -> new PayOutcome.RefundExceedsPayment(opening.orderNo(), opening.number()))
                                 .orElseGet(() -> new PayOutcome.OrderNotRefundable(opening.orderNo(), opening.number())))))
                 .onFailure(Database.CommitUnknownException.class).recoverWithItem(unknown -> {
-                    LOG.warnf("the opening commit of %s went unanswered", opening.number());
+                    LOG.warnf("the opening commit of %s is in doubt: %s", opening.number(), unknown.getCause());
                     return new LookAgain(opening, claimed.get(), inserted.get(), since,
                             (Database.CommitUnknownException) unknown);
                 })
@@ -475,12 +476,12 @@ public class PaymentExecutor {
     }
 
     /**
-     * The opening COMMIT went unanswered, so it may have happened, or may still happen. It is resolved for
-     * certain first ({@link Database#resolve}); what the resolution reads then decides: no record of this
-     * token means nothing was opened and nothing can be (the claim went with it); a record still held under
-     * this owner's epoch may be charged; one taken over, or settled, answers what the rows say. Unresolved,
-     * the answer is 202: reconciliation completes whatever was opened, and a retry runs a request never
-     * opened.
+     * The opening COMMIT's outcome is unknown (no answer, or an error that does not mean a rollback for
+     * certain), so it may have happened, or may still happen. It is resolved for certain first
+     * ({@link Database#resolve}); what the resolution reads then decides: no record of this token means
+     * nothing was opened and nothing can be (the claim went with it); a record still held under this owner's
+     * epoch may be charged; one taken over, or settled, answers what the rows say. Unresolved, the answer is
+     * 202: reconciliation completes whatever was opened, and a retry runs a request never opened.
      */
     private Uni<Step> lookAgain(LookAgain again) {
         Opening opening = again.opening();

@@ -177,10 +177,16 @@ public class QueueEntrance {
             case RUN -> command.run().get()
                     .onFailure().recoverWithItem(problems::answer)
                     .flatMap(reply -> settle(delivery, command, reply));
-            case DEAD_LETTER -> deadLetter(delivery, command, problems.answer(new TemporarilyUnavailableException(
-                    "the command was delivered more than " + settings.retries() + " times without completing", null)));
+            case DEAD_LETTER -> deadLetter(delivery, command, problems.answer(abandoned(delivery)));
             default -> Uni.createFrom().item(hold(delivery));
         });
+    }
+
+    /** Why a command that never executed is given up past its retries: nothing was charged, or refunded. */
+    private TemporarilyUnavailableException abandoned(Delivery delivery) {
+        TemporarilyUnavailableException abandoned = new TemporarilyUnavailableException(
+                "the command was delivered more than " + settings.retries() + " times without completing", null);
+        return delivery.queue() == CommandQueue.REFUNDS ? abandoned.ofRefund() : abandoned;
     }
 
     /** A first delivery runs; a redelivery is counted first, and may be one too many ({@link Fate#redelivered}). */

@@ -8,6 +8,7 @@ import jakarta.inject.Singleton;
 import io.payonce.database.Database;
 import io.payonce.idempotency.IdempotencyGate;
 import io.payonce.idempotency.Reply;
+import io.payonce.idempotency.TemporarilyUnavailableException;
 import io.payonce.observability.LogContext;
 import io.payonce.payment.Payment;
 import io.payonce.payment.PaymentExecutor;
@@ -36,13 +37,18 @@ public class RefundService {
         this.db = db;
     }
 
-    /** Refunds once per token; a copy waits up to {@code waitBound} for the first execution's answer. */
+    /**
+     * Refunds once per token; a copy waits up to {@code waitBound} for the first execution's answer. A refusal
+     * to retry, from the gate or the executor, says that nothing was refunded.
+     */
     public Uni<Reply> refund(RefundCommand cmd, Duration waitBound) {
         LogContext.request(cmd.merchantId(), cmd.refundNo());
         IdempotencyGate.Entrance entrance = new IdempotencyGate.Entrance(cmd.merchantId(), cmd.token(),
                 cmd.fingerprint(), cmd.refundNo(), waitBound, null);
         return gate.pass(entrance, false, claim -> executor.refund(cmd.merchantId(), cmd.token(), cmd.orderNo(),
-                cmd.refundNo(), cmd.amount(), claim));
+                cmd.refundNo(), cmd.amount(), claim))
+                .onFailure(TemporarilyUnavailableException.class)
+                .transform(e -> ((TemporarilyUnavailableException) e).ofRefund());
     }
 
     /** One refund, as it stands; empty when the merchant has none under that number. */

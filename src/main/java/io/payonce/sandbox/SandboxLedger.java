@@ -127,13 +127,21 @@ public class SandboxLedger {
                                         : close(operation, merchantId, number)));
     }
 
+    /**
+     * A SUM, which the server computes as a DECIMAL and never overflows, as a long; fails rather than wrap round
+     * when it does not fit, as refunds sent to the sandbox directly (it caps none at the charge) can add up to.
+     */
+    private static long exactLong(Row row, String column) {
+        return row.getNumeric(column).bigDecimalValue().longValueExact();
+    }
+
     public Uni<OrderLedger> ledger(String merchantId, String orderNo) {
         return db.bounded(pool.preparedQuery(LEDGER).execute(Tuple.of(merchantId, orderNo, merchantId, orderNo)))
                 .map(rows -> {
                     Map<SandboxOperation, Tally> tallies = new EnumMap<>(SandboxOperation.class);
                     for (Row row : rows) {
                         tallies.put(SandboxOperation.valueOf(row.getString("kind")), new Tally(row.getLong("taken"),
-                                row.getLong("taken_amount"), row.getLong("calls")));
+                                exactLong(row, "taken_amount"), row.getLong("calls")));
                     }
                     Tally charges = tallies.getOrDefault(SandboxOperation.CHARGE, Tally.NONE);
                     Tally refunds = tallies.getOrDefault(SandboxOperation.REFUND, Tally.NONE);

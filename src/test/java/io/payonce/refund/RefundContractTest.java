@@ -152,6 +152,41 @@ class RefundContractTest {
     }
 
     @Test
+    void amountsWhoseSumWouldPassTheLargestInteger_are422RefundExceedsPayment_andMoveNothing() {
+        String orderNo = paidOrder();
+        refund(refundOf(orderNo, 1500)).then().statusCode(200);
+
+        // the largest amount, the smallest whose sum with the 1500 refunded passes 2^63 - 1, the smallest too large
+        for (long amount : new long[] { Long.MAX_VALUE, Long.MAX_VALUE - 1499, AMOUNT - 1500 + 1 }) {
+            refund(refundOf(orderNo, amount)).then().statusCode(422)
+                    .body("code", equalTo("refund_exceeds_payment"));
+        }
+
+        assertAll(
+                () -> assertEquals(1500, order(orderNo).getLong("refunded_amount")),
+                () -> assertEquals(0, db.reservedAmount(orderNo), "no reservation left behind"),
+                () -> assertEquals(new RefundLedger(1, 1500, 1), ledger(orderNo), "none reached the channel"));
+        refund(refundOf(orderNo, AMOUNT - 1500)).then().statusCode(200);
+        assertEquals("REFUNDED", order(orderNo).getString("status"));
+    }
+
+    @Test
+    void orderOfTheLargestAmount_isRefundedToTheLastUnit_andNotOneMore() {
+        String orderNo = paidOrder(Long.MAX_VALUE);
+        refund(refundOf(orderNo, Long.MAX_VALUE - 1)).then().statusCode(200);
+
+        refund(refundOf(orderNo, 2)).then().statusCode(422).body("code", equalTo("refund_exceeds_payment"));
+        refund(refundOf(orderNo, 1)).then().statusCode(200);
+
+        JsonPath o = order(orderNo);
+        assertAll(
+                () -> assertEquals("REFUNDED", o.getString("status")),
+                () -> assertEquals(Long.MAX_VALUE, o.getLong("refunded_amount")),
+                () -> assertEquals(0, db.reservedAmount(orderNo)),
+                () -> assertEquals(new RefundLedger(2, Long.MAX_VALUE, 2), ledger(orderNo)));
+    }
+
+    @Test
     void refundNoOfAnotherKey_is409RefundNoConflict() {
         String orderNo = paidOrder();
         RefundRequest first = refundOf(orderNo, 100);
@@ -197,6 +232,7 @@ class RefundContractTest {
         RefundRequest r = refundOf(orderNo, AMOUNT);
 
         refund(r).then().statusCode(503).body("code", equalTo("temporarily_unavailable"))
+                .body("detail", startsWith("nothing was refunded"))
                 .header("Retry-After", notNullValue());
         as(MERCHANT).get("/refunds/" + r.refundNo()).then().statusCode(404);
         assertEquals(0, order(orderNo).getLong("refunded_amount"));

@@ -134,6 +134,16 @@ class SandboxRefundTest {
     }
 
     @Test
+    void ledger_whoseRefundsAddUpPastTheLargestInteger_isRefused_neverATotalThatWrappedRound() {
+        String orderNo = id("ord");
+        refund(MERCHANT, orderNo, id("rfd"), Long.MAX_VALUE).then().statusCode(200);
+        refund(MERCHANT, orderNo, id("rfd"), Long.MAX_VALUE).then().statusCode(200);
+
+        as(MERCHANT).queryParam("order_no", orderNo).get("/sandbox/charges").then().statusCode(500)
+                .body("code", equalTo("internal_error"));
+    }
+
+    @Test
     void refundNoEqualToARequestNo_isARecordApartFromTheCharge() {
         String orderNo = id("ord");
         String number = id("num");

@@ -39,7 +39,12 @@ public final class Fixtures {
 
     /** A PENDING order of {@link #AMOUNT} {@link #CURRENCY} under the given order number. */
     public static String pendingOrder(String merchantId, String orderNo) {
-        as(merchantId).body(Map.of("order_no", orderNo, "amount", AMOUNT, "currency", CURRENCY))
+        return pendingOrder(merchantId, orderNo, AMOUNT);
+    }
+
+    /** A PENDING order of {@code amount} {@link #CURRENCY} under the given order number. */
+    public static String pendingOrder(String merchantId, String orderNo, long amount) {
+        as(merchantId).body(Map.of("order_no", orderNo, "amount", amount, "currency", CURRENCY))
                 .post("/orders").then().statusCode(201);
         return orderNo;
     }

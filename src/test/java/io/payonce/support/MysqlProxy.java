@@ -42,6 +42,10 @@ import io.payonce.support.TcpProxy.Piece;
  * writes are invisible to others and its row locks are held: a duplicate that arrives meanwhile reads no
  * claim, and its insert of the same key waits on the lock. Commands pipelined behind the COMMIT on its
  * connection wait with it.</li>
+ * <li><b>A COMMIT that committed, answered with an error.</b> {@code Forgery forgery =
+ * proxy.forgeNextCommitAnswer(1180, "HY000", "Got error 1 during COMMIT")}: the next COMMIT goes to the server,
+ * which commits and answers OK; the client is told the error instead, in the same place of the conversation,
+ * which goes on as usual. {@link Forgery#awaitServerAnswer} says what the server had answered.</li>
  * <li><b>Counting reads while duplicates wait.</b> {@code StatementCount reads =
  * proxy.count("(?is)^\\s*SELECT\\b.*\\bidempotency_tokens\\b")} before 200 duplicates are sent on one key,
  * {@code reads.runs()} after: every time the service ran a matching statement, however it sent it (a
@@ -132,6 +136,7 @@ public final class MysqlProxy implements AutoCloseable {
     private final Set<Conversation> conversations = ConcurrentHashMap.newKeySet();
     private final AtomicReference<Hold> commitHold = new AtomicReference<>();
     private final AtomicReference<Hold> answerHold = new AtomicReference<>();
+    private final AtomicReference<Forgery> answerForgery = new AtomicReference<>();
     private final List<StatementCount> counts = new CopyOnWriteArrayList<>();
     private final List<String> lostTrack = new CopyOnWriteArrayList<>();
 
@@ -169,10 +174,21 @@ public final class MysqlProxy implements AutoCloseable {
         return hold;
     }
 
-    /** Forgets the holds armed and not yet caught; a hold already under way runs its length. */
+    /**
+     * The next COMMIT sent on any connection goes to the server at once; its client gets an error packet with
+     * {@code code}, {@code sqlState} and {@code message} in place of the server's answer to it.
+     */
+    public Forgery forgeNextCommitAnswer(int code, String sqlState, String message) {
+        Forgery forgery = new Forgery(error(code, sqlState, message));
+        answerForgery.set(forgery);
+        return forgery;
+    }
+
+    /** Forgets the holds and the forgery armed and not yet caught; a hold already under way runs its length. */
     public void disarm() {
         commitHold.set(null);
         answerHold.set(null);
+        answerForgery.set(null);
     }
 
     /**
@@ -259,20 +275,44 @@ public final class MysqlProxy implements AutoCloseable {
 
         /** Returns once the hold has begun; fails the test if it has not within {@code bound}. */
         public void awaitCaught(Duration bound) {
-            try {
-                caught.get(bound.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (TimeoutException e) {
-                throw new AssertionError("no COMMIT was caught within " + bound, e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted while waiting for a COMMIT", e);
-            } catch (ExecutionException e) {
-                throw new AssertionError(e);
-            }
+            awaitWithin(caught, bound, "a COMMIT to be caught");
         }
 
         private void begin() {
             caught.complete(null);
+        }
+    }
+
+    /** An answer to a COMMIT to be replaced with an error, or replaced. */
+    public static final class Forgery {
+        private final byte[] errorPayload;
+        /** Completes, once the error has taken the server answer's place, with that answer: OK, or ERR and its code. */
+        private final CompletableFuture<String> serverAnswer = new CompletableFuture<>();
+
+        private Forgery(byte[] errorPayload) {
+            this.errorPayload = errorPayload;
+        }
+
+        /**
+         * What the server had answered the COMMIT whose answer was replaced: {@code OK}, or {@code ERR} and its
+         * code; fails the test if none was replaced within {@code bound}.
+         */
+        public String awaitServerAnswer(Duration bound) {
+            return awaitWithin(serverAnswer, bound, "a COMMIT's answer to be replaced");
+        }
+    }
+
+    /** What {@code future} completes with; fails the test if it has not within {@code bound}. */
+    private static <T> T awaitWithin(CompletableFuture<T> future, Duration bound, String what) {
+        try {
+            return future.get(bound.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw new AssertionError("waited " + bound + " for " + what + " in vain", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while waiting for " + what, e);
+        } catch (ExecutionException e) {
+            throw new AssertionError(e);
         }
     }
 
@@ -324,15 +364,26 @@ public final class MysqlProxy implements AutoCloseable {
     }
 
     /**
-     * A command awaiting its answer: the text a prepare prepares, and the hold to put on the answer, if any.
+     * A command awaiting its answer: the text a prepare prepares, the hold to put on the answer, and the forgery
+     * to put in its place, if any.
      */
-    private record Command(Answer answer, String sql, Hold heldAnswer) {
+    private record Command(Answer answer, String sql, Hold heldAnswer, Forgery forgedAnswer) {
+
+        Command(Answer answer, String sql) {
+            this(answer, sql, null, null);
+        }
     }
 
-    /** Where one read is split so that the rest of it is held: the first hold caught in the read wins. */
+    /**
+     * How one read goes on: one packet of it replaced (the first forgery caught in the read), and the rest
+     * from a point on held (the first hold caught in the read).
+     */
     private static final class Split {
         private int at;
         private Hold hold;
+        private int replacedFrom;
+        private int replacedTo;
+        private byte[] replacement;
 
         void holdFrom(int offset, Hold caught) {
             if (hold == null) {
@@ -342,13 +393,36 @@ public final class MysqlProxy implements AutoCloseable {
             }
         }
 
-        List<Piece> pieces(byte[] bytes) {
+        /** Bytes {@code from} to {@code to} of the read (one whole packet) are written as {@code packet}. */
+        void replace(int from, int to, byte[] packet) {
+            if (replacement == null) {
+                replacedFrom = from;
+                replacedTo = to;
+                replacement = packet;
+            }
+        }
+
+        List<Piece> pieces(byte[] read) {
+            byte[] bytes = read;
+            int heldFrom = at;
+            if (replacement != null) {
+                ByteArrayOutputStream replaced = new ByteArrayOutputStream();
+                replaced.write(read, 0, replacedFrom);
+                replaced.writeBytes(replacement);
+                replaced.write(read, replacedTo, read.length - replacedTo);
+                bytes = replaced.toByteArray();
+                // a hold begins at a packet: at the replaced one or before it, or after it, shifted
+                if (heldFrom >= replacedTo) {
+                    heldFrom += replacement.length - (replacedTo - replacedFrom);
+                }
+            }
             if (hold == null) {
                 return whole(bytes);
             }
-            Piece held = new Piece(Arrays.copyOfRange(bytes, at, bytes.length), hold.length.toNanos(),
+            Piece held = new Piece(Arrays.copyOfRange(bytes, heldFrom, bytes.length), hold.length.toNanos(),
                     () -> hold.released.complete(null));
-            return at == 0 ? List.of(held) : List.of(new Piece(Arrays.copyOf(bytes, at), 0, Piece.NOTHING), held);
+            return heldFrom == 0 ? List.of(held)
+                    : List.of(new Piece(Arrays.copyOf(bytes, heldFrom), 0, Piece.NOTHING), held);
         }
     }
 
@@ -407,7 +481,7 @@ public final class MysqlProxy implements AutoCloseable {
                 return whole(bytes);
             }
             Split split = new Split();
-            fromClient.feed(bytes, 0, (seq, payload, start) -> {
+            fromClient.feed(bytes, 0, (seq, payload, start, end) -> {
                 if (!handshakeSent) {
                     handshakeSent = true;
                     handshakeResponse(payload);
@@ -440,20 +514,22 @@ public final class MysqlProxy implements AutoCloseable {
                     String sql = text(payload);
                     sent(sql, true);
                     Hold heldAnswer = null;
+                    Forgery forgedAnswer = null;
                     if (COMMIT.matcher(sql).matches()) {
                         Hold held = commitHold.getAndSet(null);
                         if (held != null) {
                             split.holdFrom(start, held);
                         }
                         heldAnswer = answersLost ? null : answerHold.getAndSet(null);
+                        forgedAnswer = answersLost ? null : answerForgery.getAndSet(null);
                     }
-                    await(new Command(Answer.RESULT, null, heldAnswer));
+                    await(new Command(Answer.RESULT, null, heldAnswer, forgedAnswer));
                 }
                 case COM_STMT_PREPARE -> {
                     String sql = text(payload);
                     sent(sql, false);
                     lastPrepared = sql;
-                    await(new Command(Answer.PREPARE, sql, null));
+                    await(new Command(Answer.PREPARE, sql));
                 }
                 case COM_STMT_EXECUTE -> {
                     long id = int4(payload, 1);
@@ -466,19 +542,19 @@ public final class MysqlProxy implements AutoCloseable {
                     if (payload[5] != 0) {
                         lose("a cursor was opened", false);
                     }
-                    await(new Command(Answer.RESULT, null, null));
+                    await(new Command(Answer.RESULT, null));
                 }
-                case COM_STMT_FETCH -> await(new Command(Answer.ROWS, null, null));
+                case COM_STMT_FETCH -> await(new Command(Answer.ROWS, null));
                 case COM_STMT_CLOSE -> prepared.remove(int4(payload, 1));
                 case COM_STMT_SEND_LONG_DATA, COM_QUIT -> {
                     // the server does not answer these
                 }
                 case COM_RESET_CONNECTION -> {
                     prepared.clear();
-                    await(new Command(Answer.ONE, null, null));
+                    await(new Command(Answer.ONE, null));
                 }
                 case COM_INIT_DB, COM_REFRESH, COM_STATISTICS, COM_PROCESS_KILL, COM_DEBUG, COM_PING, COM_STMT_RESET,
-                        COM_SET_OPTION -> await(new Command(Answer.ONE, null, null));
+                        COM_SET_OPTION -> await(new Command(Answer.ONE, null));
                 default -> lose(String.format("command 0x%02x", code), false);
             }
         }
@@ -516,7 +592,7 @@ public final class MysqlProxy implements AutoCloseable {
                 }
             }
             Split split = new Split();
-            fromServer.feed(bytes, from, (seq, payload, start) -> answer(payload, start, split));
+            fromServer.feed(bytes, from, (seq, payload, start, end) -> answer(seq, payload, start, end, split));
             return split.pieces(bytes);
         }
 
@@ -546,7 +622,7 @@ public final class MysqlProxy implements AutoCloseable {
             serverCapabilities = capabilities;
         }
 
-        private void answer(byte[] payload, int start, Split split) {
+        private void answer(int seq, byte[] payload, int start, int end, Split split) {
             if (answersLost) {
                 return;
             }
@@ -572,10 +648,32 @@ public final class MysqlProxy implements AutoCloseable {
                 if (command.heldAnswer() != null) {
                     split.holdFrom(start, command.heldAnswer());
                 }
+                if (command.forgedAnswer() != null) {
+                    forge(command.forgedAnswer(), seq, payload, start, end, split);
+                }
             }
             if (walk(payload, command)) {
                 answering = null;
             }
+        }
+
+        /**
+         * Puts the forgery's error in place of the server's one-packet answer to a COMMIT, which must have come
+         * whole in this read: its first bytes cannot be taken back once written.
+         */
+        private void forge(Forgery forgery, int seq, byte[] payload, int start, int end, Split split) {
+            int header = payload[0] & 0xff;
+            if (header != OK && header != ERR) {
+                lostTrack.add("connection " + number + ": a COMMIT answered 0x" + Integer.toHexString(header)
+                        + ", not forged");
+                return;
+            }
+            if (end - start != 4 + payload.length) {
+                lostTrack.add("connection " + number + ": a COMMIT's answer split between reads, not forged");
+                return;
+            }
+            split.replace(start, end, packet(seq, forgery.errorPayload));
+            forgery.serverAnswer.complete(header == OK ? "OK" : "ERR " + int2(payload, 1));
         }
 
         /** Takes the next packet of the answer to {@code command}; true if it was the last. */
@@ -663,10 +761,13 @@ public final class MysqlProxy implements AutoCloseable {
         }
     }
 
-    /** Receives each whole packet: its sequence id, its payload, and the offset in the read where it began. */
+    /**
+     * Receives each whole packet: its sequence id, its payload, and the offsets in the read where it began and
+     * where it ended.
+     */
     @FunctionalInterface
     private interface PacketSink {
-        void packet(int seq, byte[] payload, int start);
+        void packet(int seq, byte[] payload, int start, int end);
     }
 
     /**
@@ -730,9 +831,33 @@ public final class MysqlProxy implements AutoCloseable {
                     packet = continued.toByteArray();
                     continued = null;
                 }
-                sink.packet(firstSeq, packet, start);
+                sink.packet(firstSeq, packet, start, i);
             }
         }
+    }
+
+    /** An error packet's payload as a 4.1 server sends it: the code, the SQL state and the message. */
+    private static byte[] error(int code, String sqlState, String message) {
+        if (sqlState.length() != 5) {
+            throw new IllegalArgumentException("an SQL state has five characters: " + sqlState);
+        }
+        ByteArrayOutputStream payload = new ByteArrayOutputStream();
+        payload.write(ERR);
+        payload.write(code & 0xff);
+        payload.write(code >>> 8 & 0xff);
+        payload.writeBytes(("#" + sqlState + message).getBytes(StandardCharsets.UTF_8));
+        return payload.toByteArray();
+    }
+
+    /** {@code payload} as one packet with sequence id {@code seq}. */
+    private static byte[] packet(int seq, byte[] payload) {
+        byte[] packet = new byte[4 + payload.length];
+        packet[0] = (byte) payload.length;
+        packet[1] = (byte) (payload.length >>> 8);
+        packet[2] = (byte) (payload.length >>> 16);
+        packet[3] = (byte) seq;
+        System.arraycopy(payload, 0, packet, 4, payload.length);
+        return packet;
     }
 
     private static String text(byte[] payload) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import io.payonce.support.MysqlProxy.Forgery;
 import io.payonce.support.MysqlProxy.Hold;
 import io.payonce.support.MysqlProxy.StatementCount;
 import io.vertx.core.Future;
@@ -175,6 +177,33 @@ class MysqlProxyTest {
                 () -> assertTrue(commitAnsweredAfter.compareTo(HOLD) >= 0, "the COMMIT's answer was held"),
                 () -> assertTrue(afterAnsweredAfter.compareTo(HOLD) >= 0, "the answer behind it waited"),
                 () -> assertEquals(List.of(), proxy.lostTrack()));
+    }
+
+    @Test
+    void forgedCommitAnswer_clientIsToldTheError_whileTheServerCommitted_andTheConversationGoesOn() throws Exception {
+        // given: a transaction through the proxy with a row inserted, the next COMMIT's answer to be forged
+        try (Connection client = transactionInserting(5)) {
+            Forgery forgery = proxy.forgeNextCommitAnswer(1180, "HY000", "Got error 1 during COMMIT");
+
+            // when: it commits, then asks for something more on the same connection
+            SQLException refused = assertThrows(SQLException.class, client::commit);
+            String serverAnswer = forgery.awaitServerAnswer(BOUND);
+            long afterwards;
+            try (Statement st = client.createStatement(); ResultSet rows = st.executeQuery("SELECT 42")) {
+                rows.next();
+                afterwards = rows.getLong(1);
+            }
+
+            // then: the client was told the forged error, the server had committed, and nothing else changed
+            assertAll("refused with " + refused + "; lost track: " + proxy.lostTrack(),
+                    () -> assertEquals(1180, refused.getErrorCode()),
+                    () -> assertEquals("HY000", refused.getSQLState()),
+                    () -> assertEquals("OK", serverAnswer, "the server answered OK"),
+                    () -> assertTrue(visible(5), "the row is committed"),
+                    () -> assertEquals(42, afterwards, "the next answer is read as usual"),
+                    () -> assertEquals(0, proxy.awaitingAnswers(), "every answer walked to its end"),
+                    () -> assertEquals(List.of(), proxy.lostTrack()));
+        }
     }
 
     @Test

@@ -33,9 +33,14 @@ public final class Refunds {
 
     /** An order of {@link Fixtures#AMOUNT} paid through POST /pay; returns its order number. */
     public static String paidOrder() {
-        PayRequest payment = Fixtures.payRequest();
-        Fixtures.pay(payment).then().statusCode(200);
-        return payment.orderNo();
+        return paidOrder(Fixtures.AMOUNT);
+    }
+
+    /** An order of {@code amount} paid through POST /pay; returns its order number. */
+    public static String paidOrder(long amount) {
+        String orderNo = Fixtures.pendingOrder(Fixtures.MERCHANT, Fixtures.id("ord"), amount);
+        Fixtures.pay(new PayRequest(orderNo, Fixtures.id("req"), Fixtures.token(), amount)).then().statusCode(200);
+        return orderNo;
     }
 
     public static Response refund(RefundRequest request) {

@@ -82,6 +82,13 @@ public class TestDatabase {
         return count("SELECT COUNT(*) FROM orders WHERE merchant_id = ?", merchantId);
     }
 
+    /** What refunds in flight hold reserved on an order of {@link Fixtures#MERCHANT} (not in any answer). */
+    public long reservedAmount(String orderNo) {
+        return pool.preparedQuery("SELECT reserved_amount FROM orders WHERE merchant_id = ? AND order_no = ?")
+                .execute(Tuple.of(Fixtures.MERCHANT, orderNo)).await().atMost(TIMEOUT).iterator().next()
+                .getLong("reserved_amount");
+    }
+
     public String tokenState(String merchantId, String token) {
         var rows = pool.preparedQuery("SELECT state FROM idempotency_tokens WHERE merchant_id = ? AND token = ?")
                 .execute(Tuple.of(merchantId, token)).await().atMost(TIMEOUT);
