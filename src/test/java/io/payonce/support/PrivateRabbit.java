@@ -1,29 +1,20 @@
 package io.payonce.support;
 
-import java.io.File;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * A RabbitMQ node of the tests' own, for tests that stop or restart a broker, which they must never do to
- * the shared one: node {@code payonce-test-<random>@localhost}, its AMQP listener on a free loopback port,
- * its distribution port of its own, its data, configuration and Erlang cookie under a temporary directory
- * ({@code payonce-rabbit-*} in the system's), its logs under {@code target/it-logs} ({@link ServerLogs}).
- * It is started as a child process in the foreground, run as the tests' user (root) with a home of its own
- * holding a random cookie; its {@code rabbitmqctl} runs with that same home, so it can reach this node and
- * no other (the shared node's cookie is another), and nothing here is ever aimed at {@code rabbit@localhost}.
- * The node reads nothing of the shared node's configuration: the environment file, configuration file and
- * enabled-plugins file are its own, and no plugin is enabled. Guest may connect, from loopback only.
+ * the shared one: node {@code payonce-test-<random>@localhost}, a {@link RabbitNode} (its AMQP listener on a
+ * free loopback port, its distribution port of its own, its data and configuration, its logs under
+ * {@code target/it-logs}) whose directory and home, with a random Erlang cookie no other node has, are under
+ * a temporary directory ({@code payonce-rabbit-*} in the system's). It is run as the tests' user (root);
+ * its {@code rabbitmqctl} runs with that same home, so it can reach this node and no other, and nothing
+ * here is ever aimed at {@code rabbit@localhost}. Guest may connect, from loopback only.
  *
  * <p>A start takes about five seconds here (the Erlang VM boots, then RabbitMQ's boot steps), so the few
  * test classes that need a node share one per JVM through {@link #shared}, which a shutdown hook stops;
@@ -32,35 +23,18 @@ import java.util.stream.Stream;
  */
 public final class PrivateRabbit implements AutoCloseable {
 
-    public static final String HOST = "127.0.0.1";
+    public static final String HOST = RabbitNode.HOST;
     /** A start takes about five seconds here; a machine busy with other builds may make that many more. */
-    public static final Duration START_BOUND = Duration.ofSeconds(90);
-    /** A stop closes the connections, flushes the queues and halts the VM: a second or two. */
-    private static final Duration STOP_BOUND = Duration.ofSeconds(30);
-    private static final String SERVER = "/usr/lib/rabbitmq/bin/rabbitmq-server";
-    /** Each look at a starting node is a CLI run of under a second; the node has its whole START_BOUND. */
-    private static final String LOOK_TIMEOUT_SECONDS = "10";
+    public static final Duration START_BOUND = RabbitNode.START_BOUND;
 
     private static PrivateRabbit shared;
 
-    private final String node;
-    private final int port;
+    private final RabbitNode node;
     private final Path dir;
-    private final File consoleLog;
-    private final Map<String, String> environment;
-    private final RabbitmqCtl ctl;
-    private Process process;
-    private boolean appRunning;
-    private Duration lastStart;
 
-    private PrivateRabbit(String node, int port, Path dir, File consoleLog, Map<String, String> environment) {
+    private PrivateRabbit(RabbitNode node, Path dir) {
         this.node = node;
-        this.port = port;
         this.dir = dir;
-        this.consoleLog = consoleLog;
-        this.environment = environment;
-        this.ctl = RabbitmqCtl.privateNode(node, Map.of("HOME", environment.get("HOME"),
-                "RABBITMQ_CONF_ENV_FILE", environment.get("RABBITMQ_CONF_ENV_FILE")));
     }
 
     /**
@@ -72,64 +46,30 @@ public final class PrivateRabbit implements AutoCloseable {
             PrivateRabbit started = start();
             Runtime.getRuntime().addShutdownHook(new Thread(started::close, "private-rabbit-stop"));
             shared = started;
-        } else if (!shared.process.isAlive()) {
-            shared.startNode();
-        } else if (!shared.appRunning) {
-            shared.startApp();
+        } else if (!shared.node.running()) {
+            shared.node.start();
+        } else if (!shared.node.appRunning()) {
+            shared.node.startApp();
         }
         return shared;
     }
 
     /** A node of the caller's own, started and ready; the caller closes it. */
     public static PrivateRabbit start() throws IOException {
-        String node = "payonce-test-" + RabbitVhost.random(8) + "@localhost";
-        int port = LoopbackPorts.take();
-        int distPort = LoopbackPorts.take();
         Path dir = Files.createTempDirectory("payonce-rabbit-");
         try {
-            Path home = Files.createDirectory(dir.resolve("home"));
-            Path cookie = home.resolve(".erlang.cookie");
-            Files.writeString(cookie, RabbitVhost.random(32).toUpperCase(), StandardCharsets.US_ASCII);
-            Files.setPosixFilePermissions(cookie, PosixFilePermissions.fromString("r--------"));
-            Path config = Files.writeString(dir.resolve("rabbitmq.conf"),
-                    "listeners.tcp.1 = " + HOST + ":" + port + "\n", StandardCharsets.US_ASCII);
-            Path plugins = Files.writeString(dir.resolve("enabled_plugins"), "[].\n", StandardCharsets.US_ASCII);
-            Path envFile = Files.writeString(dir.resolve("rabbitmq-env.conf"),
-                    "# this node's own: /etc/rabbitmq/rabbitmq-env.conf names the shared node\n",
-                    StandardCharsets.US_ASCII);
-            File logs = new File(ServerLogs.DIR, node.substring(0, node.indexOf('@')));
-            logs.mkdirs();
-
-            Map<String, String> environment = new LinkedHashMap<>();
-            environment.put("HOME", home.toString());
-            environment.put("RABBITMQ_NODENAME", node);
-            environment.put("RABBITMQ_NODE_IP_ADDRESS", HOST);
-            environment.put("RABBITMQ_NODE_PORT", String.valueOf(port));
-            environment.put("RABBITMQ_DIST_PORT", String.valueOf(distPort));
-            environment.put("RABBITMQ_MNESIA_BASE", Files.createDirectory(dir.resolve("mnesia")).toString());
-            environment.put("RABBITMQ_LOG_BASE", logs.getAbsolutePath());
-            environment.put("RABBITMQ_CONFIG_FILE", config.toString());
-            environment.put("RABBITMQ_ADVANCED_CONFIG_FILE", dir.resolve("advanced.config").toString());
-            environment.put("RABBITMQ_ENABLED_PLUGINS_FILE", plugins.toString());
-            environment.put("RABBITMQ_PID_FILE", dir.resolve("node.pid").toString());
-            environment.put("RABBITMQ_CONF_ENV_FILE", envFile.toString());
-            environment.put("RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS", "-kernel inet_dist_use_interface {127,0,0,1}");
-
-            PrivateRabbit rabbit = new PrivateRabbit(node, port, dir,
-                    new File(logs, "console.log"), environment);
-            ServerLogs.register(rabbit.consoleLog);
-            ServerLogs.register(new File(logs, node + ".log"));
+            RabbitNode node = RabbitNode.configure("payonce-test-" + RabbitVhost.random(8) + "@localhost", dir,
+                    RabbitNode.home(dir), "");
+            PrivateRabbit rabbit = new PrivateRabbit(node, dir);
             try {
-                rabbit.startNode();
+                node.start();
             } catch (RuntimeException | Error e) {
                 rabbit.close();
                 throw e;
             }
             return rabbit;
         } catch (IOException | RuntimeException | Error e) {
-            if (Files.exists(dir)) {
-                deleteTree(dir);
-            }
+            RabbitNode.deleteTree(dir);
             throw e;
         }
     }
@@ -140,29 +80,29 @@ public final class PrivateRabbit implements AutoCloseable {
 
     /** The AMQP port: the same across {@link #stopApp}, {@link #restart} and their counterparts. */
     public int port() {
-        return port;
+        return node.port();
     }
 
     /** The Erlang node name, {@code payonce-test-<random>@localhost}. */
     public String node() {
-        return node;
+        return node.name();
     }
 
     /** How long the last start of the node took, from spawning it to {@code await_startup} answering. */
-    public synchronized Duration lastStart() {
-        return lastStart;
+    public Duration lastStart() {
+        return node.lastStart();
     }
 
     /** A fresh vhost for {@code testClass} on this node, guest and users it makes given every permission. */
     public RabbitVhost vhost(Class<?> testClass) {
-        return RabbitVhost.on(ctl, HOST, port, testClass);
+        return RabbitVhost.on(node.ctl(), HOST, node.port(), testClass);
     }
 
     /** The environment an application process needs to reach this node's default vhost as guest. */
     public Map<String, String> appEnv() {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("RABBITMQ_HOST", HOST);
-        env.put("RABBITMQ_PORT", String.valueOf(port));
+        env.put("RABBITMQ_PORT", String.valueOf(node.port()));
         env.put("RABBITMQ_USERNAME", RabbitVhost.Credentials.GUEST.username());
         env.put("RABBITMQ_PASSWORD", RabbitVhost.Credentials.GUEST.password());
         env.put("RABBITMQ_VIRTUAL_HOST", "/");
@@ -171,116 +111,43 @@ public final class PrivateRabbit implements AutoCloseable {
 
     /** Runs {@code rabbitmqctl} on this node (e.g. {@code list_queues}), bounded; fails unless it exited 0. */
     public String ctl(String... args) {
-        return ctl.run(args);
+        return node.ctl().run(args);
     }
 
     /**
      * Stops the RabbitMQ application, the Erlang VM left running: the listener closes and every connection
      * is closed by the broker; durable queues and their messages stay on disk.
      */
-    public synchronized void stopApp() {
-        ctl.run("stop_app");
-        appRunning = false;
+    public void stopApp() {
+        node.stopApp();
     }
 
     /** Starts the application {@link #stopApp} stopped, and returns once it listens again. */
-    public synchronized void startApp() {
-        ctl.run("start_app");
-        ctl.run("await_startup", "--timeout", LOOK_TIMEOUT_SECONDS);
-        appRunning = true;
+    public void startApp() {
+        node.startApp();
     }
 
     /**
      * Stops the node entirely (the VM halts) and starts it again on the same data directory and port:
      * durable quorum queues and their persistent messages survive it.
      */
-    public synchronized void restart() {
-        stopNode();
-        startNode();
+    public void restart() {
+        node.stop();
+        node.start();
     }
 
     /** Stops the node, and deletes its data and configuration; its logs stay in {@link ServerLogs#DIR}. */
     @Override
-    public synchronized void close() {
+    public void close() {
         try {
-            if (process != null) {
-                stopNode();
-            }
+            node.stop();
         } finally {
-            if (Files.exists(dir)) {
-                deleteTree(dir);
-            }
+            RabbitNode.deleteTree(dir);
             synchronized (PrivateRabbit.class) {
                 if (shared == this) {
                     shared = null;
                 }
             }
-        }
-    }
-
-    private synchronized void startNode() {
-        long started = System.nanoTime();
-        try {
-            ProcessBuilder builder = new ProcessBuilder(SERVER).directory(dir.toFile()).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(consoleLog));
-            Map<String, String> env = builder.environment();
-            // nothing of the JVM's RabbitMQ or Erlang settings (an app's RABBITMQ_HOST, an ERL_FLAGS) reaches the node
-            env.keySet().removeIf(key -> key.startsWith("RABBITMQ_") || key.startsWith("ERL_"));
-            env.putAll(environment);
-            process = builder.start();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot start " + SERVER + " for " + node, e);
-        }
-        RabbitmqCtl.Outcome last = Await.upTo(START_BOUND, () -> {
-            if (!process.isAlive()) {
-                throw new AssertionError("RabbitMQ node " + node + " exited " + process.exitValue()
-                        + " while starting; " + consoleLog + " ends:\n" + ServerLogs.tail(consoleLog, 30));
-            }
-            return ctl.attempt("await_startup", "--timeout", LOOK_TIMEOUT_SECONDS);
-        }, RabbitmqCtl.Outcome::ok);
-        if (!last.ok()) {
-            throw new AssertionError("RabbitMQ node " + node + " did not start within " + START_BOUND
-                    + "; rabbitmqctl await_startup said:\n" + last.output() + "\n" + consoleLog + " ends:\n"
-                    + ServerLogs.tail(consoleLog, 30));
-        }
-        lastStart = Duration.ofNanos(System.nanoTime() - started);
-        appRunning = true;
-    }
-
-    /** {@code rabbitmqctl stop}, then the process's end; a node that does not stop is terminated, then killed. */
-    private void stopNode() {
-        appRunning = false;
-        if (!process.isAlive()) {
-            return;
-        }
-        RabbitmqCtl.Outcome stop = ctl.attempt("stop");
-        try {
-            if (process.waitFor(STOP_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
-                return;
-            }
-            process.destroy(); // the script's TERM trap stops the VM gracefully
-            if (!process.waitFor(STOP_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
-                kill();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            kill();
-        }
-        throw new AssertionError("RabbitMQ node " + node + " did not stop within " + STOP_BOUND
-                + " of rabbitmqctl stop (exit " + stop.exit() + "): " + stop.output());
-    }
-
-    /** Kills the Erlang VM as well as the script that started it, which alone would leave the VM running. */
-    private void kill() {
-        process.descendants().forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
-    }
-
-    private static void deleteTree(Path root) {
-        try (Stream<Path> paths = Files.walk(root)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete " + root, e);
         }
     }
 }

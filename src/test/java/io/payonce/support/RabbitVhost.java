@@ -9,11 +9,11 @@ import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * A virtual host of one test class's own on a RabbitMQ node (the shared broker on 127.0.0.1:5672, or a
- * {@link PrivateRabbit}), so its queues, messages and permissions meet no other class's: named
- * {@code payonce-test-<class>-<random>}, guest given every permission on it, and broker users made for
- * it on demand, one a merchant, each with a random password and every permission on this vhost only.
- * {@link #close} deletes the users it made and the vhost, with whatever is in it.
+ * A virtual host of one test class's own on a RabbitMQ node (the shared broker on 127.0.0.1:5672, a
+ * {@link PrivateRabbit}) or on a {@link RabbitCluster}, so its queues, messages and permissions meet no
+ * other class's: named {@code payonce-test-<class>-<random>}, guest given every permission on it, and
+ * broker users made for it on demand, one a merchant, each with a random password and every permission on
+ * this vhost only. {@link #close} deletes the users it made and the vhost, with whatever is in it.
  *
  * <p>Users, unlike queues, are broker-wide: a name made here is taken on the broker until close. Tests of
  * different classes, or of builds of other checkouts sharing the broker, that may run at the same time
@@ -45,13 +45,16 @@ public final class RabbitVhost implements AutoCloseable {
     private final String host;
     private final int port;
     private final String name;
+    /** A cluster's AMQP listeners as {@code rabbitmq-addresses} takes them; null for a single node. */
+    private final String addresses;
     private final List<String> users = new ArrayList<>();
     private boolean closed;
 
-    private RabbitVhost(RabbitmqCtl ctl, String host, int port, String name) {
+    private RabbitVhost(RabbitmqCtl ctl, String host, int port, String addresses, String name) {
         this.ctl = ctl;
         this.host = host;
         this.port = port;
+        this.addresses = addresses;
         this.name = name;
     }
 
@@ -62,9 +65,17 @@ public final class RabbitVhost implements AutoCloseable {
 
     /** A fresh vhost for {@code testClass} on the node {@code ctl} reaches, whose AMQP listener is host:port. */
     static RabbitVhost on(RabbitmqCtl ctl, String host, int port, Class<?> testClass) {
+        return on(ctl, host, port, null, testClass);
+    }
+
+    /**
+     * A fresh vhost for {@code testClass} on the cluster {@code ctl} reaches, whose AMQP listeners are
+     * {@code addresses} ({@code host:port,...}), host:port being the first of them.
+     */
+    static RabbitVhost on(RabbitmqCtl ctl, String host, int port, String addresses, Class<?> testClass) {
         String name = "payonce-test-" + testClass.getSimpleName().toLowerCase(Locale.ROOT) + "-" + random(8);
         ctl.run("add_vhost", name);
-        RabbitVhost vhost = new RabbitVhost(ctl, host, port, name);
+        RabbitVhost vhost = new RabbitVhost(ctl, host, port, addresses, name);
         try {
             vhost.grantAll(Credentials.GUEST.username());
         } catch (RuntimeException | Error e) {
@@ -125,11 +136,17 @@ public final class RabbitVhost implements AutoCloseable {
         return env;
     }
 
-    /** The same settings as configuration properties, for a {@code QuarkusTestResourceLifecycleManager}. */
+    /**
+     * The same settings as configuration properties, for a {@code QuarkusTestResourceLifecycleManager}; on a
+     * cluster {@code rabbitmq-addresses} too, which the connector takes over host and port.
+     */
     public Map<String, String> properties(Credentials as) {
         Map<String, String> properties = new LinkedHashMap<>();
         properties.put("rabbitmq-host", host);
         properties.put("rabbitmq-port", String.valueOf(port));
+        if (addresses != null) {
+            properties.put("rabbitmq-addresses", addresses);
+        }
         properties.put("rabbitmq-username", as.username());
         properties.put("rabbitmq-password", as.password());
         properties.put("rabbitmq-virtual-host", name);
