@@ -129,15 +129,16 @@ public class IdempotencyGate {
                         cached.get().responseFor(entrance.fingerprint());
                         metrics.stopped(Layer.REDIS);
                         return await(entrance, deadline, CLAIM_TRIES,
-                                tries -> own(entrance, claim, operation, deadline, tries), Function.identity());
+                                tries -> own(entrance, claim, operation, deadline, tries, false), Function.identity());
                     }
-                    return redis.acquire(entrance.merchantId(), entrance.key()).flatMap(mayClaim -> {
-                        if (!mayClaim) {
+                    return redis.acquire(entrance.merchantId(), entrance.key()).flatMap(key -> {
+                        if (key == RedisFastPath.OwnershipKey.TAKEN) {
                             metrics.stopped(Layer.REDIS);
                             return await(entrance, deadline, CLAIM_TRIES,
-                                    tries -> own(entrance, claim, operation, deadline, tries), Function.identity());
+                                    tries -> own(entrance, claim, operation, deadline, tries, false), Function.identity());
                         }
-                        return own(entrance, claim, operation, deadline, CLAIM_TRIES);
+                        return own(entrance, claim, operation, deadline, CLAIM_TRIES,
+                                key == RedisFastPath.OwnershipKey.HELD);
                     });
                 }));
     }
@@ -160,8 +161,9 @@ public class IdempotencyGate {
      * effect and its answer. Its answer is handed over; a copy that lost the MySQL claim and replays another's
      * answer only gives the ownership key up; on failure ownership is given up so that waiters look again.
      */
-    private Uni<Reply> own(Entrance entrance, TokenClaim claim, Operation operation, Instant deadline, int triesLeft) {
-        Uni<Reply> owned = attempt(entrance, claim, operation, deadline, triesLeft)
+    private Uni<Reply> own(Entrance entrance, TokenClaim claim, Operation operation, Instant deadline, int triesLeft,
+            boolean keyHeld) {
+        Uni<Reply> owned = attempt(entrance, claim, operation, deadline, triesLeft, keyHeld)
                 .call(owner -> owner.replayed() ? redis.disown(entrance.merchantId(), entrance.key())
                         : owner.answer().handedOver() ? publish(entrance.merchantId(), entrance.key(),
                                 new CachedAnswer(entrance.fingerprint(), owner.answer().response(), entrance.bodyDigest()),
@@ -189,16 +191,16 @@ public class IdempotencyGate {
      * Runs the operation when this copy's claim wins; otherwise replays what the token holds or waits for it.
      */
     private Uni<OwnedAnswer> attempt(Entrance entrance, TokenClaim claim, Operation operation, Instant deadline,
-            int triesLeft) {
+            int triesLeft, boolean keyHeld) {
         return operation.run(claim)
                 .map(OwnedAnswer::ran)
                 .onFailure(TemporarilyUnavailableException.class).recoverWithUni(unavailable -> unlessHeld(entrance,
-                        deadline, (TemporarilyUnavailableException) unavailable))
+                        deadline, keyHeld, (TemporarilyUnavailableException) unavailable))
                 .onFailure(TokenTakenException.class).recoverWithUni(taken -> inProgressWhenFailing(db.bounded(
                         tokens.find(entrance.merchantId(), entrance.key(), entrance.fingerprint())))
                         .flatMap(finding -> switch (finding) {
                             case TokenFinding.Vacant vacant -> triesLeft > 0
-                                    ? attempt(entrance, claim.onExistingRow(), operation, deadline, triesLeft - 1)
+                                    ? attempt(entrance, claim.onExistingRow(), operation, deadline, triesLeft - 1, keyHeld)
                                     : await(entrance, deadline, 0, tries -> Uni.createFrom().failure(
                                             new RequestInProgressException()), OwnedAnswer::replayed);
                             case TokenFinding.Finished finished -> {
@@ -209,7 +211,7 @@ public class IdempotencyGate {
                                 metrics.stopped(Layer.TOKEN);
                                 // released meanwhile, this copy tries its claim again
                                 yield await(entrance, deadline, triesLeft, tries -> attempt(entrance,
-                                        claim.onExistingRow(), operation, deadline, tries), OwnedAnswer::replayed);
+                                        claim.onExistingRow(), operation, deadline, tries, false), OwnedAnswer::replayed);
                             }
                         }));
     }
@@ -219,12 +221,19 @@ public class IdempotencyGate {
      * that nothing can be charged later under the request, which is true only while nobody else holds the
      * token. So the token is read as the last claim left it (a claim in flight, whose COMMIT may still come,
      * is waited for): vacant, the 503 stands; held, this copy waits for that execution's answer; finished, it
-     * replays it. A copy that cannot read it cannot know, and is told the request may be in progress (a 409
-     * with {@code Retry-After}), never 503.
+     * replays it. When MySQL cannot be read, the 503 stands only for a copy that set the token's Redis
+     * ownership key itself ({@code keyHeld}: no other copy held one, and an owner holds its key for longer than
+     * it can run); any other copy cannot know, and is told the request may be in progress (a 409 with
+     * {@code Retry-After}). Either is retryable, and nothing is charged on its word.
      */
-    private Uni<OwnedAnswer> unlessHeld(Entrance entrance, Instant deadline, TemporarilyUnavailableException unavailable) {
-        return inProgressWhenFailing(db.bounded(tokens.findLatest(entrance.merchantId(), entrance.key(),
-                entrance.fingerprint())))
+    private Uni<OwnedAnswer> unlessHeld(Entrance entrance, Instant deadline, boolean keyHeld,
+            TemporarilyUnavailableException unavailable) {
+        // once more on a failure: the failure that ended this copy's run (a connection reset) may have left the
+        // pool a connection that fails at once, and a fresh one answers; both within one database timeout
+        return db.bounded(tokens.findLatest(entrance.merchantId(), entrance.key(), entrance.fingerprint())
+                .onFailure(e -> !isRefusal(e)).retry().atMost(1))
+                .onFailure(e -> !isRefusal(e))
+                .transform(e -> keyHeld ? unavailable : new RequestInProgressException())
                 .flatMap(finding -> switch (finding) {
                     case TokenFinding.Vacant vacant -> Uni.createFrom().<OwnedAnswer>failure(unavailable);
                     case TokenFinding.Finished finished -> replay(finished.response(), Source.MYSQL)
@@ -314,9 +323,13 @@ public class IdempotencyGate {
      * charge, so it is told the request may be in progress (409, retryable), never that nothing was charged.
      */
     private static <T> Uni<T> inProgressWhenFailing(Uni<T> call) {
-        return call.onFailure(e -> !(e instanceof InvalidIdempotencyTokenException
-                || e instanceof IdempotencyKeyReusedException || e instanceof RequestInProgressException))
-                .transform(e -> new RequestInProgressException());
+        return call.onFailure(e -> !isRefusal(e)).transform(e -> new RequestInProgressException());
+    }
+
+    /** The gate's own refusals of a copy, which a database failure must not be mistaken for. */
+    private static boolean isRefusal(Throwable e) {
+        return e instanceof InvalidIdempotencyTokenException || e instanceof IdempotencyKeyReusedException
+                || e instanceof RequestInProgressException;
     }
 
 }

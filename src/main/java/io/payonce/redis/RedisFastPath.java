@@ -75,14 +75,25 @@ public class RedisFastPath {
                 .map(r -> Optional.ofNullable(r == null ? null : r.toString())), Optional.empty());
     }
 
+    /** What a copy learned from the token's ownership key. */
+    public enum OwnershipKey {
+        /** This copy set it: no other copy held it. */
+        HELD,
+        /** Another copy holds it. */
+        TAKEN,
+        /** Redis could not tell: the MySQL claim decides, as always. */
+        UNKNOWN
+    }
+
     /**
-     * Takes the token's ownership key ({@code SET NX PX}). False only when another copy holds it; when
-     * Redis cannot tell, true: the caller then goes to the MySQL claim, which decides.
+     * Takes the token's ownership key ({@code SET NX PX}). {@link OwnershipKey#TAKEN} only when another copy
+     * holds it; the caller goes to the MySQL claim otherwise, which decides.
      */
-    public Uni<Boolean> acquire(String merchantId, String token) {
+    public Uni<OwnershipKey> acquire(String merchantId, String token) {
         // SET answers OK when it set the key, nil when NX found it taken
         return guarded(Op.ACQUIRE, () -> loopLocal.send(Command.SET, RedisKeys.of(merchantId, token).ownership(), "1",
-                "NX", "PX", Long.toString(config.ownershipTtl().toMillis())).map(r -> r != null), true);
+                "NX", "PX", Long.toString(config.ownershipTtl().toMillis()))
+                .map(r -> r != null ? OwnershipKey.HELD : OwnershipKey.TAKEN), OwnershipKey.UNKNOWN);
     }
 
     /** Whether some copy holds the token's ownership key; false when Redis cannot tell. */

@@ -142,9 +142,9 @@ class DatabaseOutageIT {
 
     /**
      * 200 paid, 503 nothing irreversible happened (retry), 202 charged but not yet settled, and 409
-     * request_in_progress where the service could not read whether another copy holds the token (so it cannot
-     * promise that nothing will be charged; retry): those are the answers to a database outage. A 500, an
-     * unmapped status or a dropped connection is not.
+     * request_in_progress where the service could neither read the token nor tell from Redis that no other copy
+     * holds it (so it cannot promise that nothing will be charged; retry): those are the answers to a database
+     * outage. A 500, an unmapped status or a dropped connection is not.
      */
     @Test
     @Order(3)
