@@ -199,6 +199,39 @@ public final class PrivateRabbit implements AutoCloseable {
         startNode();
     }
 
+    /**
+     * SIGKILL of the node's Erlang VM ({@code beam.smp}, the child of the {@code rabbitmq-server} script), as a
+     * crash would end it: connections reset, nothing flushed or closed politely; the script ends with its child.
+     * {@link #startAgain()} starts the node again on the same data directory and port.
+     */
+    public synchronized void kill9() {
+        appRunning = false;
+        if (process == null || !process.isAlive()) {
+            return;
+        }
+        process.children().filter(child -> child.info().command().orElse("").endsWith("/beam.smp"))
+                .forEach(ProcessHandle::destroyForcibly);
+        try {
+            if (!process.waitFor(STOP_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
+                kill();
+                throw new AssertionError("RabbitMQ node " + node + " was still running " + STOP_BOUND
+                        + " after its VM was killed");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            kill();
+        }
+    }
+
+    /** Starts a node that is down ({@link #kill9()}, or died) again, and returns once it is ready; nothing if it runs. */
+    public synchronized void startAgain() {
+        if (!process.isAlive()) {
+            startNode();
+        } else if (!appRunning) {
+            startApp();
+        }
+    }
+
     /** Stops the node, and deletes its data and configuration; its logs stay in {@link ServerLogs#DIR}. */
     @Override
     public synchronized void close() {
