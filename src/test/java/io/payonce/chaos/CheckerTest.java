@@ -455,7 +455,8 @@ class CheckerTest {
     /** A refund record of order o1, and the channel's word on its number ({@code channelSays} null: not found). */
     private void refundRecord(String refundNo, long amount, String status, String failure, String refundId,
             String channelSays) {
-        RefundRow row = new RefundRow(MERCHANT, refundNo, "o1", "tok_" + refundNo, amount, status, failure, refundId);
+        RefundRow row = new RefundRow(MERCHANT, refundNo, "o1", "tok_" + refundNo, amount, status, failure, refundId,
+                EPOCH_AT_ZERO + 1_000);
         books.refundsByNumber.put(Books.key(MERCHANT, refundNo), List.of(row));
         books.refundsByOrder.computeIfAbsent(Books.key(MERCHANT, "o1"), k -> new ArrayList<>()).add(row);
         books.channelRefunds.put(Books.key(MERCHANT, refundNo), channelSays == null
