@@ -1,5 +1,6 @@
 package io.payonce.chaos;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -370,7 +371,7 @@ final class Checker {
             }
             Request request = requestsByToken.get(tokenKey);
             String detail = "command " + dead.correlationId() + " with key " + dead.key() + ", dead-lettered at "
-                    + (dead.deadAtEpochMs() > 0 ? java.time.Instant.ofEpochMilli(dead.deadAtEpochMs()) : "an unknown time")
+                    + (dead.deadAtEpochMs() > 0 ? Instant.ofEpochMilli(dead.deadAtEpochMs()) : "an unknown time")
                     + ": " + executed;
             if (request != null) {
                 add(DEAD_EXECUTED, request, detail);
@@ -385,12 +386,12 @@ final class Checker {
     private String executedBefore(String tokenKey, long epochMs) {
         for (long opened : recordsOpenedByToken.getOrDefault(tokenKey, List.of())) {
             if (opened < epochMs) {
-                return "a record of its token opened at " + java.time.Instant.ofEpochMilli(opened);
+                return "a record of its token opened at " + Instant.ofEpochMilli(opened);
             }
         }
         TokenRow token = books.tokens.get(tokenKey);
         if (token != null && !"AVAILABLE".equals(token.state()) && token.updatedAtEpochMs() < epochMs) {
-            return "its token " + token.state() + " since " + java.time.Instant.ofEpochMilli(token.updatedAtEpochMs());
+            return "its token " + token.state() + " since " + Instant.ofEpochMilli(token.updatedAtEpochMs());
         }
         return null;
     }

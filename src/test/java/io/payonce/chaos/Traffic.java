@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.IntStream;
 
+import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.ShutdownSignalException;
 
 import io.payonce.chaos.History.Attempt;
@@ -50,6 +51,7 @@ final class Traffic implements AutoCloseable {
     private static final long QUEUE_LOOK_MS = 50;
     /** How long the answers waiting in a reply queue take to be read once the run has settled. */
     private static final Duration DRAIN_BOUND = Duration.ofSeconds(30);
+    /** How long the answers a reply queue handed over last take to be collected by its consumer. */
     private static final long QUEUE_DRAIN_PAUSE_MS = 1_000;
     /** The way of a copy sent as a queue command. */
     static final Route QUEUE = new Route(History.QueueCopy.ROUTE, null, null, -1);
@@ -205,8 +207,9 @@ final class Traffic implements AutoCloseable {
             queues.put(merchant, resumed);
             return resumed;
         } catch (IOException e) {
-            if (!(e.getCause() instanceof ShutdownSignalException)) {
-                throw e; // no connection: the broker is down
+            if (!(e.getCause() instanceof ShutdownSignalException closed
+                    && closed.getReason() instanceof AMQP.Channel.Close close && close.getReplyCode() == AMQP.NOT_FOUND)) {
+                throw e; // no connection: the broker is down, or not up yet
             }
             // the broker closed the channel that looked for the reply queue: it is gone
         }
