@@ -3,13 +3,14 @@
 # database `payonce_chaos` of the local MariaDB (each instance reaches it through a MySQL-protocol proxy of
 # its own that the run controls) and a throwaway redis-server of its own (behind a proxy too; the shared
 # Redis is never touched), with the sandbox of one more instance, which nothing faults, as the channel
-# (reached through a proxy as well). Every instance also takes pay commands from a vhost of the run's own
-# on the shared RabbitMQ, through a proxy of its own; the vhost and its users are deleted at the end.
+# (reached through a proxy as well). Every instance also takes pay commands from a RabbitMQ node of the
+# run's own (the shared broker is never touched; the node is killed and started again by the schedule),
+# through a proxy of its own; the node and its data are gone at the end.
 # A population of clients pays, by HTTP and by queue, while faults drawn from a seeded schedule happen;
 # then every fault is healed, reconciliation is given its time, and a checker reads every answer, the
-# tables and the channel's ledger and names each violation of contract sections 7 and 9. Loopback only; the run stops by
-# itself. The driver is src/test/java/io/payonce/chaos, run with the test class path as
-# scripts/bench.sh runs its own.
+# tables, the channel's ledger and the dead letters and names each violation of contract sections 7, 9 and
+# 10. Loopback only; the run stops by itself. The driver is src/test/java/io/payonce/chaos, run with the test
+# class path as scripts/bench.sh runs its own.
 #
 #   scripts/chaos.sh                          60 s of traffic, a random seed, 2 instances
 #   scripts/chaos.sh --duration 15m           a long run (plus start-up, settling and the check)

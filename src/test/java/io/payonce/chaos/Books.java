@@ -18,19 +18,21 @@ import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.rabbitmq.client.AMQP;
 
 import io.payonce.chaos.History.Refund;
 import io.payonce.chaos.History.Request;
 import io.payonce.support.PayClient;
 import io.payonce.support.PayClient.ChannelCharge;
 import io.payonce.support.PayClient.Ledger;
+import io.payonce.support.QueueClient;
 import io.restassured.response.Response;
 
 /**
  * The books once the run has settled: the service's tables read directly (orders, payments and refunds, tokens),
- * and the channel's word from S's sandbox API (the ledger of every order, the query of every request number and
- * every refund number), as reconciliation would ask it. Keys are {@code merchant/order_no},
- * {@code merchant/request_no}, {@code merchant/refund_no} and {@code merchant/token}.
+ * the channel's word from S's sandbox API (the ledger of every order, the query of every request number and
+ * every refund number), as reconciliation would ask it, and the commands in {@code payonce.dead}. Keys are
+ * {@code merchant/order_no}, {@code merchant/request_no}, {@code merchant/refund_no} and {@code merchant/token}.
  */
 final class Books {
 
@@ -49,9 +51,12 @@ final class Books {
             String txnId, long createdAtEpochMs) {
     }
 
-    /** A refund record (a payments row of kind REFUND): {@code refundId} is the channel's refund id. */
+    /**
+     * A refund record (a payments row of kind REFUND): {@code refundId} is the channel's refund id;
+     * {@code createdAtEpochMs} as a payment record's.
+     */
     record RefundRow(String merchant, String refundNo, String orderNo, String token, long amount, String status,
-            String failure, String refundId) {
+            String failure, String refundId, long createdAtEpochMs) {
     }
 
     /**
@@ -65,7 +70,28 @@ final class Books {
     record ChannelRefund(int httpStatus, String status, String code, String refundId) {
     }
 
-    record TokenRow(String merchant, String token, String state, Integer responseStatus, String responseBody) {
+    /** A token; {@code updatedAtEpochMs}: its last change (a claim, a release, a stored answer). */
+    record TokenRow(String merchant, String token, String state, Integer responseStatus, String responseBody,
+            long updatedAtEpochMs) {
+    }
+
+    /**
+     * A command found in {@code payonce.dead}: its merchant (the {@code user_id} the broker checked), its key, its
+     * correlation id, and when it was dead-lettered ({@code x-death}'s time: whole seconds; 0 when it has none).
+     */
+    record DeadLetter(String merchant, String key, String correlationId, long deadAtEpochMs) {
+
+        static DeadLetter of(AMQP.BasicProperties properties) {
+            Map<String, Object> headers = properties.getHeaders() == null ? Map.of() : properties.getHeaders();
+            long deadAt = 0;
+            if (headers.get("x-death") instanceof List<?> deaths && !deaths.isEmpty()
+                    && deaths.get(0) instanceof Map<?, ?> death && death.get("time") instanceof java.util.Date time) {
+                deadAt = time.getTime();
+            }
+            Object key = headers.get(QueueClient.IDEMPOTENCY_KEY);
+            return new DeadLetter(properties.getUserId(), key == null ? null : key.toString(),
+                    properties.getCorrelationId(), deadAt);
+        }
     }
 
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(5);
@@ -81,6 +107,7 @@ final class Books {
     final Map<String, List<RefundRow>> refundsByOrder = new ConcurrentHashMap<>();
     final Map<String, RefundLedger> refundLedgers = new ConcurrentHashMap<>();
     final Map<String, ChannelRefund> channelRefunds = new ConcurrentHashMap<>();
+    final List<DeadLetter> deadLetters = new ArrayList<>();
     final List<String> errors = new ArrayList<>();
 
     static String key(String merchant, String number) {
@@ -117,6 +144,11 @@ final class Books {
             throws SQLException, InterruptedException {
         Books books = new Books();
         books.readTables(deployment);
+        try {
+            books.deadLetters.addAll(deployment.deadLetters());
+        } catch (IOException | RuntimeException e) {
+            books.error("reading " + Deployment.DEAD + ": " + e);
+        }
         Set<String> orderKeys = new TreeSet<>(books.orders.keySet());
         Set<String> requestKeys = new TreeSet<>(books.paymentsByRequest.keySet());
         Set<String> refundKeys = new TreeSet<>(books.refundsByNumber.keySet());
@@ -163,11 +195,12 @@ final class Books {
                 }
             }
             try (ResultSet r = s.executeQuery("""
-                    SELECT merchant_id, request_no, order_no, token, amount, status, failure, channel_txn_id
+                    SELECT merchant_id, request_no, order_no, token, amount, status, failure, channel_txn_id,
+                           TIMESTAMPDIFF(MICROSECOND, '1970-01-01', created_at) DIV 1000
                     FROM payments WHERE kind = 'REFUND' ORDER BY id""")) {
                 while (r.next()) {
                     RefundRow row = new RefundRow(r.getString(1), r.getString(2), r.getString(3), r.getString(4),
-                            r.getLong(5), r.getString(6), r.getString(7), r.getString(8));
+                            r.getLong(5), r.getString(6), r.getString(7), r.getString(8), r.getLong(9));
                     refundsByNumber.computeIfAbsent(key(row.merchant(), row.refundNo()), k -> new ArrayList<>()).add(row);
                     refundsByOrder.computeIfAbsent(key(row.merchant(), row.orderNo()), k -> new ArrayList<>()).add(row);
                 }
@@ -185,11 +218,13 @@ final class Books {
                 }
             }
             try (ResultSet r = s.executeQuery("""
-                    SELECT merchant_id, token, state, response_status, response_body FROM idempotency_tokens""")) {
+                    SELECT merchant_id, token, state, response_status, response_body,
+                           TIMESTAMPDIFF(MICROSECOND, '1970-01-01', updated_at) DIV 1000
+                    FROM idempotency_tokens""")) {
                 while (r.next()) {
                     int status = r.getInt(4);
                     TokenRow row = new TokenRow(r.getString(1), r.getString(2), r.getString(3),
-                            r.wasNull() ? null : status, r.getString(5));
+                            r.wasNull() ? null : status, r.getString(5), r.getLong(6));
                     tokens.put(key(row.merchant(), row.token()), row);
                 }
             }

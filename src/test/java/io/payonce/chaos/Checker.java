@@ -1,8 +1,10 @@
 package io.payonce.chaos;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -54,10 +56,12 @@ import io.payonce.support.QueueAnswer;
  * <li>{@value #NEVER_ANSWERED}: a request with no final answer after the faults were healed, reconciliation had
  * its time and the final round retried it with its own key;
  * <li>{@value #LEFT_IN_FLIGHT}: a payment still PROCESSING, or an order still PAYING, once the run has settled;
- * <li>{@value #AFTER_503}: a request answered 503 temporarily_unavailable by the service over HTTP, every copy
- * of it sent until then answered so too, whose payment record was opened before that answer: the 503 said nothing was
- * charged and nothing could be under that request, yet the opening stands, and reconciliation charges it
- * (or closes it). Only a retry sent after the 503 may open the request again;
+ * <li>{@value #AFTER_503}: a request answered 503 temporarily_unavailable by the service, by any entrance (a queue
+ * command's answers each count, a 503 before its final answer included), every copy of it sent until then
+ * answered so too, whose payment record was opened before that answer: the 503 said nothing was charged and
+ * nothing could be under that request, yet the opening stands, and reconciliation charges it (or closes it).
+ * Only a retry sent after the 503 may open the request again. A 409 request_in_progress is no such promise: it
+ * says another copy runs;
  * <li>{@value #SLOW_WAIT}: a copy sent straight to an instance, outside any MySQL fault (and the 2 s after),
  * answered later than its bound plus the slack (one second): a duplicate's wait (409 request_in_progress or a
  * replayed answer) by the wait bound, a first execution by the channel timeout plus a few seconds; or not
@@ -65,15 +69,27 @@ import io.payonce.support.QueueAnswer;
  * 2 s before) has its bound lengthened by the pause, and may go unanswered within the client's patience;
  * <li>{@value #REFUSED}: a valid request of the client's own order refused with a 4xx the contract gives it no
  * reason for (400, 404, 422 ...);
- * <li>{@value #QUEUE_UNANSWERED}: a queue command (its publish confirmed, its reply queue kept) that has no final
- * answer once the run has settled and every answer owed on the queue has been sent, while its request's token
- * holds a final answer (a copy got one, or the token stored one). Excused: a command the entrance gave up on
- * with a 503 or a 409 request_in_progress (its retries exhausted, dead-lettered), which tells the client to send
- * it again, as a 503 does over HTTP. A command whose request never got a final answer at all is not named
- * here: {@value #NEVER_ANSWERED} names its request;
- * <li>{@value #QUEUE_DIFFERENT}: a queue command whose final answers (an answer may come twice, and a 202 is
- * followed by the settled answer) differ in status, {@code code} header or body. Its 202s and the entrance's
- * giving it up are not final: a delivery orphaned by a cut connection may still settle it after that.
+ * <li>{@value #QUEUE_UNANSWERED}: a queue command (its publish confirmed, its reply queue kept) whose reply queue
+ * received no answer marked {@code final: true} once the run has settled and every answer owed on the queue has
+ * been sent, while its request is settled: its payment record SUCCEEDED or FAILED, its token holding a final
+ * answer, or a copy given one. Excused: a command found in {@code payonce.dead}, answered 503 (not final) as it
+ * never executed, which tells the client to send it again, as a 503 does over HTTP (whether it executed is
+ * {@value #DEAD_EXECUTED}'s question). The entrance never dead-letters a command with a 409 request_in_progress,
+ * nor gives one up for its deliveries alone: such a 409, like a 503 before a final answer, only comes first. A
+ * command whose request never got a final answer at all is not named here: {@value #NEVER_ANSWERED} names its
+ * request;
+ * <li>{@value #QUEUE_DIFFERENT}: a queue command whose final answers (marked {@code final: true}; an answer may
+ * come twice, and a 202 is followed by the settled answer) differ in status, {@code code} header or body. Its
+ * first final answer is its copy's to every other rule, so it is held to the other copies' and to the token's
+ * stored answer by {@value #DIFFERENT_ANSWERS};
+ * <li>{@value #QUEUE_FINAL_HEADER}: a queue answer without the {@code final} header, or whose header says other
+ * than its status (true on a 202, a 503, a 409 request_in_progress; false on a 200, a 402 or a final refusal); a
+ * 409 request_no_conflict may be either (final once the number's holder has settled);
+ * <li>{@value #DEAD_EXECUTED}: a command in {@code payonce.dead} whose key had executed when it was dead-lettered:
+ * a payment or refund record of its token opened, or its token claimed or settled and not released since,
+ * before the entrance looked ({@code x-death}'s time, whole seconds, less the answer's confirm timeout of 5 s,
+ * which the entrance waits out between its look and the dead-lettering). A record opened later belongs to a
+ * copy sent again, as a dead letter's answer tells its producer to;
  * </ul>
  *
  * <p>Refunds (contract section 10), each a refund the clients sent with its own key and refund number:
@@ -121,6 +137,8 @@ final class Checker {
     static final String REFUSED = "valid request refused";
     static final String QUEUE_UNANSWERED = "queue command never finally answered";
     static final String QUEUE_DIFFERENT = "queue command answered differently";
+    static final String QUEUE_FINAL_HEADER = "queue answer marked final wrongly";
+    static final String DEAD_EXECUTED = "executed command dead-lettered";
     static final String REFUND_OVER_CHARGE = "channel refunded more than it charged";
     static final String REFUND_LEDGER_VS_ORDER = "refund ledger disagrees with an order";
     static final String REFUND_DIFFERENT = "different final answers to a refund";
@@ -137,6 +155,12 @@ final class Checker {
     private static final long MYSQL_MARGIN_MS = 2_000;
     /** A paused instance's lateness is excused this long after it went on: it works off what piled up. */
     private static final long PAUSE_MARGIN_MS = 2_000;
+    /**
+     * How long before a command's dead-lettering the entrance may have looked at its token: between the look and
+     * the dead-lettering it publishes the command's answer, waiting for the broker's confirm up to
+     * {@code payonce.queue.confirm-timeout} (5 s).
+     */
+    private static final long DEAD_LETTER_LOOK_MS = 5_000;
 
     /** One breach: its name, the request (or order) it concerns, what was seen, and when. */
     record Violation(String name, Request request, String orderKey, String detail, long atMs) {
@@ -154,6 +178,11 @@ final class Checker {
     private final Map<String, List<Request>> requestsByOrder = new LinkedHashMap<>();
     private final Map<String, Request> requestsByNumber = new HashMap<>();
     private final Map<String, List<Refund>> refundsByOrder = new HashMap<>();
+    private final Map<String, Request> requestsByToken = new HashMap<>();
+    /** When each payment or refund record of a token was opened, by token key. */
+    private final Map<String, List<Long>> recordsOpenedByToken = new HashMap<>();
+    /** The dead-lettered commands, as {@code merchant/correlation id}. */
+    private final Set<String> deadCommands = new HashSet<>();
 
     private Checker(ChaosSettings settings, History history, Books books) {
         this.settings = settings;
@@ -162,10 +191,16 @@ final class Checker {
         for (Request request : history.requests()) {
             requestsByOrder.computeIfAbsent(orderKey(request), k -> new ArrayList<>()).add(request);
             requestsByNumber.putIfAbsent(Books.key(request.merchant, request.intent.requestNo()), request);
+            requestsByToken.putIfAbsent(Books.key(request.merchant, request.intent.token()), request);
         }
         for (Refund refund : history.refunds()) {
             refundsByOrder.computeIfAbsent(Books.key(refund.merchant, refund.orderNo), k -> new ArrayList<>()).add(refund);
         }
+        books.paymentsByRequest.values().forEach(rows -> rows.forEach(row -> recordsOpenedByToken
+                .computeIfAbsent(Books.key(row.merchant(), row.token()), k -> new ArrayList<>()).add(row.createdAtEpochMs())));
+        books.refundsByNumber.values().forEach(rows -> rows.forEach(row -> recordsOpenedByToken
+                .computeIfAbsent(Books.key(row.merchant(), row.token()), k -> new ArrayList<>()).add(row.createdAtEpochMs())));
+        books.deadLetters.forEach(dead -> deadCommands.add(Books.key(dead.merchant(), dead.correlationId())));
     }
 
     /** Every violation found, the earliest request's first. */
@@ -176,6 +211,7 @@ final class Checker {
         checker.checkPayments();
         checker.checkRefunds();
         checker.checkRefundRecords();
+        checker.checkDeadLetters();
         checker.violations.sort(Comparator.comparingLong(Violation::atMs));
         return List.copyOf(checker.violations);
     }
@@ -187,7 +223,7 @@ final class Checker {
             List<Attempt> attempts = request.attempts();
             List<Attempt> finals = attempts.stream().filter(a -> Answers.isFinal(a.answer())).toList();
             String requestKey = Books.key(request.merchant, request.intent.requestNo());
-            checkQueueCommands(request, !finals.isEmpty() || tokenHoldsFinal(request));
+            checkQueueCommands(request, !finals.isEmpty() || tokenHoldsFinal(request) || paymentSettled(requestKey));
             if (finals.isEmpty()) {
                 Attempt last = attempts.isEmpty() ? null : attempts.get(attempts.size() - 1);
                 add(NEVER_ANSWERED, request, attempts.size() + " copies, the last: "
@@ -258,14 +294,25 @@ final class Checker {
         return null;
     }
 
-    /** Every queue command of a settled request finally answered; each one's final answers one answer. */
+    /**
+     * Every queue command of a settled request finally answered ({@code final: true}), unless it was dead-lettered;
+     * each one's final answers one answer; every answer's {@code final} header as its status says.
+     */
     private void checkQueueCommands(Request request, boolean settled) {
         for (QueueCopy copy : request.queueCopies()) {
             if (copy.correlationId == null || copy.isReplyLost()) {
                 continue;
             }
             List<Heard> heard = copy.answers();
-            List<Heard> finals = heard.stream().filter(h -> Answers.isFinal(h.answer())).toList();
+            for (Heard one : heard) {
+                String wrong = wronglyMarked(one);
+                if (wrong != null) {
+                    add(QUEUE_FINAL_HEADER, request, "command " + copy.correlationId + " sent at " + seconds(copy.sentAtMs)
+                            + ", heard at " + seconds(one.atMs()) + ": " + wrong + ": " + describe(one.queueAnswer()));
+                    break;
+                }
+            }
+            List<Heard> finals = heard.stream().filter(h -> Boolean.TRUE.equals(h.finalHeader())).toList();
             if (!finals.isEmpty()) {
                 QueueAnswer first = finals.get(0).queueAnswer();
                 for (Heard other : finals) {
@@ -278,18 +325,32 @@ final class Checker {
                         break;
                     }
                 }
-            } else if (settled && heard.stream().noneMatch(h -> givesUp(h.answer()))) {
+            } else if (settled && !deadCommands.contains(Books.key(request.merchant, copy.correlationId))) {
                 add(QUEUE_UNANSWERED, request, "command " + copy.correlationId + " sent at " + seconds(copy.sentAtMs)
                         + ", " + (heard.isEmpty() ? "no answer"
-                                : heard.size() + " answer(s): " + heard.stream().map(h -> describe(h.queueAnswer()))
-                                        .toList()));
+                                : heard.size() + " answer(s), none final: " + heard.stream()
+                                        .map(h -> describe(h.queueAnswer())).toList()));
             }
         }
     }
 
-    /** The entrance giving a command up (its retries exhausted): a 503, or a 409 request_in_progress. */
-    private static boolean givesUp(Answer answer) {
-        return answer.status() == 503 || Answers.isInProgress(answer);
+    /** How the answer's {@code final} header disagrees with its status, or null when it does not. */
+    private static String wronglyMarked(Heard heard) {
+        Boolean marked = heard.finalHeader();
+        if (marked == null) {
+            return "no final header";
+        }
+        Answer answer = heard.answer();
+        if (answer.status() == 409 && "request_no_conflict".equals(Answers.code(answer))) {
+            return null;
+        }
+        return marked == Answers.isFinal(answer) ? null : "marked final: " + marked;
+    }
+
+    /** Whether the request's payment record is settled: SUCCEEDED or FAILED. */
+    private boolean paymentSettled(String requestKey) {
+        return books.paymentsByRequest.getOrDefault(requestKey, List.of()).stream()
+                .anyMatch(p -> "SUCCEEDED".equals(p.status()) || "FAILED".equals(p.status()));
     }
 
     /** Whether the request's token stored a final answer. */
@@ -299,6 +360,42 @@ final class Checker {
                 && Answers.isFinal(new Answer(token.responseStatus(), null, token.responseBody(), null, null, null, 0));
     }
 
+    /** No dead letter's key had executed when the entrance looked at it. */
+    private void checkDeadLetters() {
+        for (Books.DeadLetter dead : books.deadLetters) {
+            String tokenKey = Books.key(dead.merchant(), dead.key());
+            long lookedAt = dead.deadAtEpochMs() > 0 ? dead.deadAtEpochMs() - DEAD_LETTER_LOOK_MS : Long.MAX_VALUE;
+            String executed = executedBefore(tokenKey, lookedAt);
+            if (executed == null) {
+                continue;
+            }
+            Request request = requestsByToken.get(tokenKey);
+            String detail = "command " + dead.correlationId() + " with key " + dead.key() + ", dead-lettered at "
+                    + (dead.deadAtEpochMs() > 0 ? Instant.ofEpochMilli(dead.deadAtEpochMs()) : "an unknown time")
+                    + ": " + executed;
+            if (request != null) {
+                add(DEAD_EXECUTED, request, detail);
+            } else {
+                violations.add(new Violation(DEAD_EXECUTED, null, null, "merchant " + dead.merchant() + ": " + detail,
+                        Long.MAX_VALUE));
+            }
+        }
+    }
+
+    /** What shows the token executed before {@code epochMs}: a record of it opened, or it claimed or settled since. */
+    private String executedBefore(String tokenKey, long epochMs) {
+        for (long opened : recordsOpenedByToken.getOrDefault(tokenKey, List.of())) {
+            if (opened < epochMs) {
+                return "a record of its token opened at " + Instant.ofEpochMilli(opened);
+            }
+        }
+        TokenRow token = books.tokens.get(tokenKey);
+        if (token != null && !"AVAILABLE".equals(token.state()) && token.updatedAtEpochMs() < epochMs) {
+            return "its token " + token.state() + " since " + Instant.ofEpochMilli(token.updatedAtEpochMs());
+        }
+        return null;
+    }
+
     private static String describe(QueueAnswer answer) {
         return answer.status() + (answer.code() == null ? "" : " code " + answer.code())
                 + (answer.replayed() ? " (replayed)" : "") + ": " + answer.body();
@@ -306,15 +403,21 @@ final class Checker {
 
     /**
      * A 503 from the service tells the client that nothing was charged and nothing can be under that request
-     * unless it is sent again: the latest such answer before which every copy sent was answered so too, by the
-     * one instance it reached, leaves no payment record opened before it standing.
+     * unless it is sent again: the latest such answer (by HTTP, or any answer a queue command was told) before
+     * which every copy sent was told so too leaves no payment record opened before it standing.
      */
     private void checkNothingOpenedBefore503(Request request, List<Attempt> attempts) {
+        List<Attempt> http = attempts.stream().filter(a -> !a.byQueue()).toList();
+        List<QueueCopy> commands = request.queueCopies().stream().filter(c -> c.correlationId != null).toList();
+        List<Attempt> told = new ArrayList<>(http.stream().filter(Checker::tells503).toList());
+        commands.forEach(command -> command.heardAttempts().stream().filter(Checker::tells503).forEach(told::add));
         Attempt latest = null;
-        for (Attempt candidate : attempts) {
-            if (tells503(candidate) && (latest == null || candidate.doneAtMs() > latest.doneAtMs())
-                    && attempts.stream().filter(a -> a.sentAtMs() <= candidate.doneAtMs())
-                            .allMatch(Checker::tells503)) {
+        for (Attempt candidate : told) {
+            long at = candidate.doneAtMs();
+            boolean everyCopyTold = http.stream().filter(a -> a.sentAtMs() <= at).allMatch(Checker::tells503)
+                    && commands.stream().filter(c -> c.sentAtMs <= at)
+                            .allMatch(c -> c.heardAttempts().stream().anyMatch(Checker::tells503));
+            if (everyCopyTold && (latest == null || at > latest.doneAtMs())) {
                 latest = candidate;
             }
         }
@@ -335,15 +438,15 @@ final class Checker {
     }
 
     /**
-     * The service's 503 temporarily_unavailable, from the one instance the copy reached: sent there directly, or
-     * through a gateway, which passes a request on to another instance only when the first never received it
-     * (src/main/docker/nginx/payonce.conf), so that no try on another is hidden behind its answer. Not a queue
-     * command's 503: it ends several deliveries, and one of them may have been taken from an instance whose
-     * broker connection was cut while it went on running the payment.
+     * The service's 503 temporarily_unavailable: over HTTP from the one instance the copy reached, sent there
+     * directly or through a gateway, which passes a request on to another instance only when the first never
+     * received it (src/main/docker/nginx/payonce.conf), so that no try on another is hidden behind its answer; on
+     * the queue, any a command was told: the entrance publishes one only with a dead letter, for a command that
+     * never executed, or as the answer now of a copy whose final answer a record owes.
      */
     private static boolean tells503(Attempt attempt) {
         Answer answer = attempt.answer();
-        return !attempt.byQueue() && answer.status() == 503 && "temporarily_unavailable".equals(Answers.code(answer));
+        return answer.status() == 503 && "temporarily_unavailable".equals(Answers.code(answer));
     }
 
     /** Why the attempt outlasted its bound, or null when it did not, or is not held to one. */

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -27,9 +28,10 @@ import io.payonce.support.PayRequest;
 import io.payonce.support.QueueAnswer;
 
 /**
- * What the checker accepts of a paused owner, of a 503, of queue commands and of refunds, on histories written
- * by hand: each test gives the copies a client sent (by HTTP, or as queue commands with every answer their reply
- * queue received), with their answers and times, and the rows and the channel's word behind them.
+ * What the checker accepts of a paused owner, of a 503 (and a 409 request_in_progress), of queue commands and
+ * their dead letters, and of refunds, on histories written by hand: each test gives the copies a client sent (by
+ * HTTP, or as queue commands with every answer their reply queue received and its {@code final} header), with
+ * their answers and times, the commands found in payonce.dead, and the rows and the channel's word behind them.
  */
 class CheckerTest {
 
@@ -40,6 +42,8 @@ class CheckerTest {
     private static final String UNAVAILABLE = "{\"code\":\"temporarily_unavailable\"}";
     private static final String ACCEPTED = "{\"order_no\":\"o1\",\"request_no\":\"o1_r1\",\"status\":\"PROCESSING\"}";
     private static final String DECLINED = "{\"code\":\"payment_declined\"}";
+    private static final String IN_PROGRESS = "{\"code\":\"request_in_progress\"}";
+    private static final String NOT_PAYABLE = "{\"code\":\"order_not_payable\"}";
     private static final String REFUND_DECLINED = "{\"code\":\"refund_declined\"}";
     private static final String EXCEEDS = "{\"code\":\"refund_exceeds_payment\"}";
     /** The wall clock's reading at run time 0 in these histories. */
@@ -144,12 +148,82 @@ class CheckerTest {
     }
 
     @Test
-    void aQueueCommandGivenUpWithA503_whileItsPaymentSettled_isNoViolation() {
-        commanded(1_000, heard(503, "temporarily_unavailable", UNAVAILABLE, 12_000));
+    void aQueueCommandDeadLetteredWithA503_andPaidByARetryAfter_isNoViolation() {
+        deadLetteredAfterA503(/* sent at */ 1_000, /* dead at */ 13_000);
         sent(direct(0), 14_000, answer(200, PAID, 40));
         paidAtTheChannel(/* opened at */ 14_010);
 
         assertEquals(List.of(), violations());
+    }
+
+    @Test
+    void aQueueCommandTold503AndNothingMore_whileItsPaymentSettled_butNotDeadLettered_isNeverFinallyAnswered() {
+        commanded(1_000, told503(1_000));
+        sent(direct(0), 4_000, answer(200, PAID, 40));
+        paidAtTheChannel(/* opened at */ 4_010);
+
+        assertEquals(List.of(Checker.QUEUE_UNANSWERED), violations());
+    }
+
+    @Test
+    void aQueueCommandWithoutAFinalAnswer_whosePaymentSettledThoughNoCopyWasToldSo_isNeverFinallyAnswered() {
+        commanded(1_000, heard(202, null, ACCEPTED, 300));
+        paidAtTheChannel(/* opened at */ 1_100);
+
+        assertEquals(List.of(Checker.QUEUE_UNANSWERED, Checker.NEVER_ANSWERED), violations());
+    }
+
+    @Test
+    void aQueueCommandsFinalLookingAnswerMarkedNotFinal_isMarkedWrongly_andLeavesItWithoutAFinalAnswer() {
+        commanded(1_000, marked(200, null, PAID, 300, false));
+        paidAtTheChannel(/* opened at */ 1_100);
+
+        assertEquals(List.of(Checker.QUEUE_FINAL_HEADER, Checker.QUEUE_UNANSWERED), violations());
+    }
+
+    @Test
+    void aQueueCommands202MarkedFinal_isMarkedWrongly_andUnlikeItsSettledAnswer() {
+        commanded(1_000, marked(202, null, ACCEPTED, 300, true), heard(200, null, PAID, 4_000));
+        paidAtTheChannel(/* opened at */ 1_100);
+
+        assertEquals(List.of(Checker.QUEUE_FINAL_HEADER, Checker.QUEUE_DIFFERENT), violations());
+    }
+
+    @Test
+    void aQueueAnswerWithoutTheFinalHeader_isMarkedWrongly() {
+        commanded(1_000, marked(200, null, PAID, 300, null), heard(200, null, PAID, 400));
+        paidAtTheChannel(/* opened at */ 1_100);
+
+        assertEquals(List.of(Checker.QUEUE_FINAL_HEADER), violations());
+    }
+
+    @Test
+    void a409RequestInProgressBeforeTheFinalAnswer_byHttpOrOnTheQueue_isNoViolation() {
+        sent(direct(0), 1_000, answer(200, PAID, 3_000));
+        sent(direct(1), 1_100, answer(409, IN_PROGRESS, 2_000));
+        commanded(1_200, heard(409, "request_in_progress", IN_PROGRESS, 2_000), heard(200, null, PAID, 3_500));
+        paidAtTheChannel(/* opened at */ 1_010);
+
+        assertEquals(List.of(), violations());
+    }
+
+    @Test
+    void aDeadLetterWhosePaymentWasOpenedLongBefore_isAnExecutedCommandDeadLettered() {
+        sent(direct(0), 900, answer(200, PAID, 4_100));
+        deadLetteredAfterA503(/* sent at */ 1_000, /* dead at */ 13_000);
+        paidAtTheChannel(/* opened at */ 950);
+
+        assertEquals(List.of(Checker.DEAD_EXECUTED), violations());
+    }
+
+    @Test
+    void aDeadLetterWhoseTokenWasSettledLongBefore_isAnExecutedCommandDeadLettered() {
+        deadLetteredAfterA503(/* sent at */ 1_000, /* dead at */ 13_000);
+        sent(direct(0), 14_000, answer(409, NOT_PAYABLE, 40));
+        books.tokens.put(Books.key(MERCHANT, "tok_1"), new Books.TokenRow(MERCHANT, "tok_1", "COMPLETED", 409,
+                NOT_PAYABLE, EPOCH_AT_ZERO + 2_000));
+
+        assertEquals(List.of(Checker.DEAD_EXECUTED), violations());
     }
 
     @Test
@@ -185,10 +259,18 @@ class CheckerTest {
     }
 
     @Test
-    void aQueueCommandsFinal503_isNotHeldToTheHttpPromiseOfNothingOpened() {
-        commanded(1_000, heard(503, "temporarily_unavailable", UNAVAILABLE, 12_000));
-        sent(direct(1), 15_000, answer(200, PAID, 40));
-        paidAtTheChannel(/* opened at */ 1_200);
+    void aQueueCommandTold503_thenPaidUnderThePaymentOpenedBefore_isA503FollowedByACharge() {
+        commanded(1_000, told503(2_000), heard(200, null, PAID, 4_000));
+        paidAtTheChannel(/* opened at */ 1_100);
+
+        assertEquals(List.of(Checker.AFTER_503), violations());
+    }
+
+    @Test
+    void aQueueCommandTold503_whileAnHttpCopyOfItWasStillRunning_isNotHeldToIt() {
+        sent(direct(1), 900, answer(200, PAID, 5_000));
+        commanded(1_000, told503(1_500), heard(200, null, PAID, 4_500));
+        paidAtTheChannel(/* opened at */ 950);
 
         assertEquals(List.of(), violations());
     }
@@ -385,7 +467,7 @@ class CheckerTest {
     }
 
     /** A queue command sent at {@code atMs}, and what its reply queue received. */
-    private void commanded(long atMs, QueueAnswerAt... answers) {
+    private QueueCopy commanded(long atMs, QueueAnswerAt... answers) {
         QueueCopy copy = new QueueCopy(0, atMs, EPOCH_AT_ZERO + atMs, "traffic", false, "amq.gen-replies",
                 "corr-" + atMs, null);
         request.add(copy);
@@ -394,18 +476,48 @@ class CheckerTest {
             received.add(answer.answer());
             copy.heard(received, atMs + answer.afterMs());
         }
+        return copy;
+    }
+
+    /**
+     * A queue command sent at {@code sentAtMs}, answered 503 (not final) by the entrance a second before it
+     * dead-lettered it at {@code deadAtMs}, and found in payonce.dead.
+     */
+    private void deadLetteredAfterA503(long sentAtMs, long deadAtMs) {
+        QueueCopy command = commanded(sentAtMs, told503(deadAtMs - sentAtMs - 1_000));
+        books.deadLetters.add(new Books.DeadLetter(MERCHANT, "tok_1", command.correlationId, EPOCH_AT_ZERO + deadAtMs));
+    }
+
+    /** The entrance's 503 temporarily_unavailable on the reply queue, heard {@code afterMs} after the send. */
+    private static QueueAnswerAt told503(long afterMs) {
+        return heard(503, "temporarily_unavailable", UNAVAILABLE, afterMs);
     }
 
     private record QueueAnswerAt(QueueAnswer answer, long afterMs) {
     }
 
-    /** An answer on the reply queue, heard {@code afterMs} after its command was sent. */
+    /**
+     * An answer on the reply queue, heard {@code afterMs} after its command was sent, marked final as the service
+     * marks it by its status.
+     */
     private static QueueAnswerAt heard(int status, String code, String body, long afterMs) {
-        return new QueueAnswerAt(new QueueAnswer("corr", status, code, false, body, Map.of()), afterMs);
+        boolean isFinal = !(status == 202 || status == 503 || "request_in_progress".equals(code));
+        return marked(status, code, body, afterMs, isFinal);
+    }
+
+    /** An answer on the reply queue whose {@code final} header is {@code isFinal} (none when null). */
+    private static QueueAnswerAt marked(int status, String code, String body, long afterMs, Boolean isFinal) {
+        Map<String, Object> headers = new HashMap<>();
+        headers.put("status", status);
+        if (isFinal != null) {
+            headers.put(QueueAnswer.FINAL, isFinal);
+        }
+        return new QueueAnswerAt(new QueueAnswer("corr", status, code, false, body, headers), afterMs);
     }
 
     private static Answer answer(int status, String body, long elapsedMs) {
-        return new Answer(status, "application/json", body, null, status == 503 ? "1" : null, null, elapsedMs);
+        boolean retryable = status == 503 || IN_PROGRESS.equals(body);
+        return new Answer(status, "application/json", body, null, retryable ? "1" : null, null, elapsedMs);
     }
 
     private static Answer noAnswer(String error, long elapsedMs) {
@@ -455,7 +567,8 @@ class CheckerTest {
     /** A refund record of order o1, and the channel's word on its number ({@code channelSays} null: not found). */
     private void refundRecord(String refundNo, long amount, String status, String failure, String refundId,
             String channelSays) {
-        RefundRow row = new RefundRow(MERCHANT, refundNo, "o1", "tok_" + refundNo, amount, status, failure, refundId);
+        RefundRow row = new RefundRow(MERCHANT, refundNo, "o1", "tok_" + refundNo, amount, status, failure, refundId,
+                EPOCH_AT_ZERO + 1_000);
         books.refundsByNumber.put(Books.key(MERCHANT, refundNo), List.of(row));
         books.refundsByOrder.computeIfAbsent(Books.key(MERCHANT, "o1"), k -> new ArrayList<>()).add(row);
         books.channelRefunds.put(Books.key(MERCHANT, refundNo), channelSays == null

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 
 import io.payonce.support.AppProcess;
@@ -21,6 +22,7 @@ import io.payonce.support.Gateway;
 import io.payonce.support.MysqlProxy;
 import io.payonce.support.MysqlProxy.StatementCount;
 import io.payonce.support.PayClient;
+import io.payonce.support.PrivateRabbit;
 import io.payonce.support.QueueClient;
 import io.payonce.support.RabbitVhost;
 import io.payonce.support.TcpProxy;
@@ -35,14 +37,18 @@ import io.payonce.support.ThrowawayRedis;
  * which nothing faults, so its behaviour settings and ledger are the one channel every instance charges,
  * reached through a proxy as well (the network to a provider fails too). The harness reads S directly.
  * S reconciles nothing during a run (its interval is an hour): only the faulted instances do. Every instance
- * also takes pay commands from RabbitMQ: a vhost of the run's own on the shared broker, which each instance
- * reaches through a {@link TcpProxy} of its own (so that one instance's broker connection can be cut), with
- * one broker user per merchant, named as the merchant; the vhost and its users are deleted at close, or when
- * the driver is stopped.
+ * also takes pay commands from RabbitMQ: a node of the run's own ({@link PrivateRabbit}, so that it can be
+ * killed and started again; the shared broker is never touched), which each instance reaches through a
+ * {@link TcpProxy} of its own (so that one instance's broker connection can be cut), a vhost on it with one
+ * broker user per merchant, named as the merchant. The node and its data are gone at close, or when the
+ * driver is stopped.
  */
 final class Deployment implements AutoCloseable {
 
     static final String PAY = "payonce.pay";
+    static final String DEAD = "payonce.dead";
+    /** The most dead letters read at the end: a run that dead-letters more has failed already. */
+    private static final int DEAD_LETTERS_READ = 100_000;
     private static final String REDIS_SERVER = "/usr/bin/redis-server";
     private static final Duration READY_BOUND = Duration.ofSeconds(90);
     private static final String RABBITMQCTL = "/usr/sbin/rabbitmqctl";
@@ -62,13 +68,14 @@ final class Deployment implements AutoCloseable {
     private TcpProxy channel;
     private final List<AppProcess> instances = new ArrayList<>();
     private final List<Gateway> gateways = new ArrayList<>();
+    private PrivateRabbit brokerNode;
     private RabbitVhost broker;
     private final Map<String, RabbitVhost.Credentials> brokerUsers = new LinkedHashMap<>();
     /** Instance i's way to the broker. */
     private final List<TcpProxy> brokerWays = new ArrayList<>();
-    /** The harness's own connection (as guest, direct): the queue's depth. */
+    /** The harness's own connection (as guest, direct): the queue's depth, the dead letters. */
     private QueueClient queueWatch;
-    /** Should the driver be stopped (SIGTERM, a timeout), what it started dies with it, and its vhost is deleted. */
+    /** Should the driver be stopped (SIGTERM, a timeout), what it started dies with it, its broker node included. */
     private final Thread orphanGuard = new Thread(() -> {
         closeBroker();
         ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
@@ -100,24 +107,19 @@ final class Deployment implements AutoCloseable {
     void start() throws Exception {
         Runtime.getRuntime().addShutdownHook(orphanGuard);
         recreateDatabase();
-        broker = RabbitVhost.create(Chaos.class);
+        // the broker node boots (an Erlang VM: seconds) while Redis and S start
+        FutureTask<PrivateRabbit> booting = new FutureTask<>(PrivateRabbit::start);
+        Thread.ofPlatform().daemon().name("chaos-broker-start").start(booting);
+        Map<String, String> viaProxy;
+        try {
+            viaProxy = startRedisAndSandbox();
+        } finally {
+            brokerNode = booting.get(PrivateRabbit.START_BOUND.toSeconds() + 30, TimeUnit.SECONDS);
+        }
+        broker = brokerNode.vhost(Chaos.class);
         for (String merchant : settings.merchantIds()) {
             brokerUsers.put(merchant, broker.user(merchant));
         }
-        Map<String, String> viaProxy = redis.start();
-        redisStarted = true;
-        String direct = "mysql://" + settings.dbHost() + ":" + settings.dbPort() + "/" + settings.dbName();
-        sandbox = AppProcess.named("chaos-sandbox")
-                .env("QUARKUS_DATASOURCE_REACTIVE_URL", direct)
-                .env("QUARKUS_DATASOURCE_JDBC_URL", settings.jdbcUrl())
-                // S needs no Redis; should anything in it connect, it is to the throwaway, never the shared one
-                .env("PAYONCE_REDIS_ENABLED", "false")
-                .env("QUARKUS_REDIS_HOSTS", "redis://127.0.0.1:" + ThrowawayRedis.redisPort())
-                // its late answers (timeout_after_accept) come 1 s after the instances' channel timeout
-                .env("PAYONCE_CHANNEL_TIMEOUT", ChaosSettings.setting(ChaosSettings.CHANNEL_TIMEOUT))
-                .env("PAYONCE_RECONCILE_INTERVAL", "1h");
-        // S first: it migrates the fresh schema alone, before the instances start together
-        sandbox.start().awaitReady();
         channel = new TcpProxy(sandbox.port());
         for (int i = 0; i < settings.instances(); i++) {
             MysqlProxy way = new MysqlProxy(settings.dbPort());
@@ -151,6 +153,25 @@ final class Deployment implements AutoCloseable {
         for (int k = 0; 2 * k < instances.size(); k++) {
             gateways.add(Gateway.start(instances.get(2 * k), instances.get((2 * k + 1) % instances.size()), merchants));
         }
+    }
+
+    /** Redis and S, which migrates the fresh schema alone, before the instances start together; Redis's address. */
+    private Map<String, String> startRedisAndSandbox() throws IOException {
+        Map<String, String> viaProxy = redis.start();
+        redisStarted = true;
+        String direct = "mysql://" + settings.dbHost() + ":" + settings.dbPort() + "/" + settings.dbName();
+        sandbox = AppProcess.named("chaos-sandbox")
+                .env("QUARKUS_DATASOURCE_REACTIVE_URL", direct)
+                .env("QUARKUS_DATASOURCE_JDBC_URL", settings.jdbcUrl())
+                // S needs no Redis; should anything in it connect, it is to the throwaway, never the shared one
+                .env("PAYONCE_REDIS_ENABLED", "false")
+                .env("QUARKUS_REDIS_HOSTS", "redis://127.0.0.1:" + ThrowawayRedis.redisPort())
+                // its late answers (timeout_after_accept) come 1 s after the instances' channel timeout
+                .env("PAYONCE_CHANNEL_TIMEOUT", ChaosSettings.setting(ChaosSettings.CHANNEL_TIMEOUT))
+                .env("PAYONCE_RECONCILE_INTERVAL", "1h");
+        // S first: it migrates the fresh schema alone, before the instances start together
+        sandbox.start().awaitReady();
+        return viaProxy;
     }
 
     List<AppProcess> instances() {
@@ -201,9 +222,40 @@ final class Deployment implements AutoCloseable {
         return brokerWays;
     }
 
+    /** The run's broker node, which a fault kills and starts again. */
+    PrivateRabbit brokerNode() {
+        return brokerNode;
+    }
+
     /** How many commands wait in the pay queue, ready for delivery (those an instance holds not counted). */
     long commandsWaiting() throws IOException {
-        return queueWatch.messageCount(PAY);
+        return watch().messageCount(PAY);
+    }
+
+    /**
+     * Every message in {@link #DEAD}, read and left there (taken unacknowledged, returned as the channel closes):
+     * each command the entrance dead-lettered, with its merchant (its {@code user_id}), key and when it died
+     * ({@code x-death}'s time, whole seconds).
+     */
+    List<Books.DeadLetter> deadLetters() throws IOException {
+        List<Books.DeadLetter> dead = new ArrayList<>();
+        try (com.rabbitmq.client.Channel channel = watch().openChannel()) {
+            com.rabbitmq.client.GetResponse message;
+            while (dead.size() < DEAD_LETTERS_READ && (message = channel.basicGet(DEAD, false)) != null) {
+                dead.add(Books.DeadLetter.of(message.getProps()));
+            }
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IOException("closing a channel timed out", e);
+        }
+        return dead;
+    }
+
+    /** The harness's connection, made again when the node it was on was killed. */
+    private synchronized QueueClient watch() throws IOException {
+        if (!queueWatch.isOpen()) {
+            queueWatch = queueWatch.resume();
+        }
+        return queueWatch;
     }
 
     /** The instances' way to the channel. */
@@ -306,7 +358,7 @@ final class Deployment implements AutoCloseable {
 
     /**
      * Gateways, instances, S, the proxies, every redis-server this run started, then (whatever failed before) the
-     * vhost and its users.
+     * broker node.
      */
     @Override
     public void close() throws InterruptedException {
@@ -348,16 +400,17 @@ final class Deployment implements AutoCloseable {
         }
     }
 
-    /** The harness's connection, then the vhost with the users made for it; fails naming what it could not delete. */
+    /** The harness's connection, then the node with its vhost, users and data. */
     private synchronized void closeBroker() {
         if (queueWatch != null) {
             queueWatch.close();
             queueWatch = null;
         }
-        if (broker != null) {
-            RabbitVhost vhost = broker;
-            broker = null;
-            vhost.close();
+        broker = null;
+        if (brokerNode != null) {
+            PrivateRabbit node = brokerNode;
+            brokerNode = null;
+            node.close();
         }
     }
 }

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -24,8 +25,9 @@ import io.payonce.support.TcpProxy;
 
 /**
  * Applies the schedule's faults at their times, each healed after its span: an instance started again and
- * ready, or resumed, a proxy forwarding again (an instance's way to the broker included), Redis restarted
- * empty, a held COMMIT passed on. {@link #healAll()}
+ * ready, or resumed, a proxy forwarding again (an instance's way to the broker included, and the MySQL proxies
+ * passing the outbox's statements again), Redis restarted empty, a held COMMIT passed on, the broker node
+ * started again and ready. {@link #healAll()}
  * ends the schedule and heals what is still faulty at once (and resets every merchant's sandbox behaviour), so
  * that the run can settle.
  */
@@ -40,6 +42,12 @@ final class FaultInjector {
     private static final String NOTHING = "chaos: no request contains this";
     /** How long an owner's pause waits for an opening on its instance before it stops the instance anyway. */
     private static final long OPENING_BOUND_MS = 3_000;
+    /** The one statement of an undo: only an opener whose charge the channel refused deletes its record. */
+    private static final String UNDO = "(?is)^\\s*DELETE\\b.*\\bFROM\\s+payments\\b";
+    /** Every statement that reads or writes the queue entrance's outbox. */
+    private static final String OUTBOX = "(?i)\\bqueue_outbox\\b";
+    /** ER_LOCK_WAIT_TIMEOUT: what a server too busy to take a statement answers. */
+    private static final int LOCK_WAIT_TIMEOUT = 1205;
 
     private final Deployment deployment;
     private final History history;
@@ -146,6 +154,13 @@ final class FaultInjector {
                 healLater(fault, window, () -> deployment.mysql().forEach(MysqlProxy::restore));
             }
             case MYSQL_LATE_COMMIT, MYSQL_LATE_COMMIT_ANSWER -> holdCommit(fault);
+            case MYSQL_UNDO_COMMIT_ANSWER_LATE -> holdUndoCommit(fault);
+            case MYSQL_OUTBOX_REFUSED -> {
+                FaultWindow window = started(fault);
+                deployment.mysql().forEach(way -> way.refuse(OUTBOX, LOCK_WAIT_TIMEOUT));
+                healLater(fault, window, () -> window.note(deployment.mysql().stream()
+                        .mapToInt(MysqlProxy::stopRefusing).sum() + " statement(s) refused"));
+            }
             case CHANNEL_CHARGE_LOST -> {
                 FaultWindow window = started(fault);
                 // the next charge never reaches the channel, and the connections on the way are reset
@@ -168,6 +183,11 @@ final class FaultInjector {
                 TcpProxy way = deployment.brokerWays().get(fault.instance());
                 way.cut();
                 healLater(fault, window, way::restore);
+            }
+            case BROKER_NODE_KILLED -> {
+                FaultWindow window = started(fault);
+                deployment.brokerNode().kill9();
+                healLater(fault, window, () -> startBroker(window));
             }
             default -> {
                 started(fault).end(history.nowMs());
@@ -245,12 +265,7 @@ final class FaultInjector {
             return;
         }
         try {
-            for (String merchant : merchants) {
-                PayClient channel = deployment.channel(merchant);
-                if (channel.call(Duration.ofSeconds(5)).get("/sandbox/behavior").jsonPath().getInt("count") == 0) {
-                    channel.sandbox("ok", fault.latencyMs(), 1);
-                }
-            }
+            nextChargeOfIdleMerchants("ok", fault.latencyMs());
         } catch (RuntimeException | AssertionError e) {
             down[i].set(false);
             throw new IllegalStateException("slowing the channel down: " + e, e);
@@ -288,6 +303,16 @@ final class FaultInjector {
         });
     }
 
+    /** The next charge of every merchant with no behaviour of its own left takes {@code mode} after {@code latencyMs}. */
+    private void nextChargeOfIdleMerchants(String mode, long latencyMs) {
+        for (String merchant : merchants) {
+            PayClient channel = deployment.channel(merchant);
+            if (channel.call(Duration.ofSeconds(5)).get("/sandbox/behavior").jsonPath().getInt("count") == 0) {
+                channel.sandbox(mode, latencyMs, 1);
+            }
+        }
+    }
+
     /** SIGCONT to a paused instance; it counts as up again. */
     private synchronized void resume(int i) {
         if (!paused[i]) {
@@ -317,22 +342,78 @@ final class FaultInjector {
         FaultWindow window = history.faultStarted(fault);
         Duration length = Duration.ofMillis(fault.lastsMs());
         Hold hold = fault.kind() == Kind.MYSQL_LATE_COMMIT ? way.holdNextCommit(length) : way.holdNextCommitAnswer(length);
-        hold.caught().thenRun(() -> {
+        awaitCatch(fault, window, Map.of(way, hold), "COMMIT");
+    }
+
+    /**
+     * An undo's COMMIT answered late: on every instance's way to MySQL, the answer to the next COMMIT of a
+     * transaction that deletes a payment record (an undo, nothing else does) is held longer than the database
+     * timeout; then the merchant's next charge, and that of every merchant with no behaviour of its own left, is
+     * refused by the channel after a moment, so that its opener undoes its opening, wherever it runs. The first
+     * hold to catch an undo's COMMIT is the fault; the others are taken back.
+     */
+    private void holdUndoCommit(Fault fault) {
+        FaultWindow window = history.faultStarted(fault);
+        Duration length = Duration.ofMillis(fault.lastsMs());
+        Map<MysqlProxy, Hold> holds = new java.util.LinkedHashMap<>();
+        deployment.mysql().forEach(way -> holds.put(way, way.holdNextCommitAnswerAfter(UNDO, length)));
+        behave(fault.merchant(), CHARGE_OPERATION, "fail_before_accept", fault.latencyMs(), fault.count());
+        nextChargeOfIdleMerchants("fail_before_accept", fault.latencyMs());
+        awaitCatch(fault, window, holds, "undo's COMMIT");
+    }
+
+    /**
+     * The fault is counted once one of {@code holds} caught what it was armed for, the others then taken back, and
+     * ends once what was caught has been passed on; when nothing was caught within the catch span, every hold is
+     * taken back and the fault counted as skipped.
+     */
+    private void awaitCatch(Fault fault, FaultWindow window, Map<MysqlProxy, Hold> holds, String what) {
+        CompletableFuture<Object> caught = CompletableFuture.anyOf(holds.values().stream().map(Hold::caught)
+                .toArray(CompletableFuture[]::new));
+        caught.thenRun(() -> {
             counted(fault);
-            window.note("caught " + (history.nowMs() - window.startMs) + " ms after it was armed");
+            int on = 0;
+            for (Map.Entry<MysqlProxy, Hold> hold : holds.entrySet()) {
+                if (hold.getValue().caught().isDone()) {
+                    on = deployment.mysql().indexOf(hold.getKey());
+                } else {
+                    hold.getKey().disarm();
+                }
+            }
+            window.note("caught on #" + on + " " + (history.nowMs() - window.startMs) + " ms after it was armed");
         });
-        hold.released().thenRun(() -> window.end(history.nowMs()));
+        // over once every hold that caught something has passed it on
+        holds.values().forEach(hold -> hold.released().thenRun(() -> {
+            if (holds.values().stream().filter(h -> h.caught().isDone()).allMatch(h -> h.released().isDone())) {
+                window.end(history.nowMs());
+            }
+        }));
         healAfter(FaultSchedule.COMMIT_CATCH_MS, () -> {
-            if (!hold.caught().isDone()) {
-                way.disarm();
+            if (!caught.isDone()) {
+                holds.keySet().forEach(MysqlProxy::disarm);
                 // a hold caught between the look and the disarm runs its length, and is counted
-                if (!hold.caught().isDone()) {
-                    window.note("no COMMIT came");
+                if (!caught.isDone()) {
+                    window.note("no " + what + " came");
                     window.end(history.nowMs());
-                    history.faultSkipped(fault, "no COMMIT came within " + FaultSchedule.COMMIT_CATCH_MS + " ms");
+                    history.faultSkipped(fault, "no " + what + " came within " + FaultSchedule.COMMIT_CATCH_MS + " ms");
                 }
             }
         });
+    }
+
+    /** Starts the killed broker node again; the fault ends once it is ready. */
+    private void startBroker(FaultWindow window) {
+        synchronized (restarting) {
+            restarting.add(restarts.submit(() -> {
+                try {
+                    deployment.brokerNode().startAgain();
+                    window.end(history.nowMs());
+                } catch (Exception | AssertionError e) {
+                    error("starting the broker node again: " + e);
+                }
+                return null;
+            }));
+        }
     }
 
     private void restart(int i, FaultWindow window) {
@@ -371,6 +452,7 @@ final class FaultInjector {
         }
         for (MysqlProxy way : deployment.mysql()) {
             way.disarm();
+            way.stopRefusing();
             way.restore();
         }
         deployment.channelPath().cutInsteadOfNext(NOTHING);
@@ -386,6 +468,11 @@ final class FaultInjector {
         List<Future<?>> waiting;
         synchronized (restarting) {
             waiting = List.copyOf(restarting);
+        }
+        try {
+            deployment.brokerNode().startAgain();
+        } catch (RuntimeException | AssertionError e) {
+            error("starting the broker node at the end: " + e);
         }
         for (Future<?> restart : waiting) {
             try {
@@ -444,12 +531,12 @@ final class FaultInjector {
 
     /**
      * Runs {@code heal} after the fault's span, or at {@link #healAll()}, whichever comes first; once. The fault
-     * ends then, unless it stopped an instance: that one ends once the instance is ready again.
+     * ends then, unless it ended a process (an instance, the broker node): that one ends once it is ready again.
      */
     private void healLater(Fault fault, FaultWindow window, Runnable heal) {
         healAfter(fault.lastsMs(), () -> {
             heal.run();
-            if (!fault.kind().stopsInstance()) {
+            if (!fault.kind().restarts()) {
                 window.end(history.nowMs());
             }
         });

@@ -7,11 +7,12 @@ import java.util.Random;
 
 /**
  * The faults of one run, drawn from its seed before anything starts: the same seed, duration, instances and
- * merchants give the same schedule. Every kind comes once first, in an order of the seed's, as far as the
- * run is long enough (a minute is), then kinds are drawn by weight, one every 2.5 s on average. Faults on
- * one resource (an instance, Redis, MySQL, the way to the channel, the instances' ways to the broker) do not
- * overlap, and at least one instance is meant to be up at any time; an instance fault that finds its target
- * still restarting is skipped when its time comes (restarts take as long as the machine makes them).
+ * merchants give the same schedule. Every kind comes once first, in an order of the seed's, one every 1.8 s
+ * on average, as far as the run is long enough and each kind's resource is free in time (a minute holds all
+ * of them or all but two or three), then kinds are drawn by weight, one every 2.5 s on average. Faults on one
+ * resource (an instance, Redis, MySQL, the way to the channel, the broker and the instances' ways to it) do
+ * not overlap, and at least one instance is meant to be up at any time; an instance fault that finds its
+ * target still restarting is skipped when its time comes (restarts take as long as the machine makes them).
  */
 final class FaultSchedule {
 
@@ -29,9 +30,12 @@ final class FaultSchedule {
         MYSQL_BLACK_HOLE("MySQL black-holed", 2),
         MYSQL_LATE_COMMIT("a COMMIT reaching MySQL late", 2),
         MYSQL_LATE_COMMIT_ANSWER("a COMMIT answered late", 2),
+        MYSQL_UNDO_COMMIT_ANSWER_LATE("an undo's COMMIT answered late", 2),
+        MYSQL_OUTBOX_REFUSED("outbox statements refused", 2),
         CHANNEL_CHARGE_LOST("a charge lost on the way to the channel", 2),
         CHANNEL_PARTITIONED("channel partitioned", 1),
         BROKER_CUT("broker connection cut", 2),
+        BROKER_NODE_KILLED("broker node killed", 1),
         SANDBOX_SLOW("channel slow", 2),
         SANDBOX_DECLINE("channel declines", 2),
         SANDBOX_REFUSE("channel refuses before accepting", 2),
@@ -60,6 +64,11 @@ final class FaultSchedule {
             return this == KILL_INSTANCE || this == TERMINATE_INSTANCE;
         }
 
+        /** Ends a process that is started again (an instance, the broker node): the fault ends once it is ready. */
+        boolean restarts() {
+            return stopsInstance() || this == BROKER_NODE_KILLED;
+        }
+
         /** Holds one COMMIT (or its answer) on one instance's way to MySQL, longer than its database timeout. */
         boolean holdsCommit() {
             return this == MYSQL_LATE_COMMIT || this == MYSQL_LATE_COMMIT_ANSWER;
@@ -86,7 +95,10 @@ final class FaultSchedule {
             return name().startsWith("SANDBOX_REFUND");
         }
 
-        /** Cuts one instance's way to RabbitMQ: its connection reset, new ones refused, then let through again. */
+        /**
+         * Cuts one instance's way to RabbitMQ (its connection reset, new ones refused, then let through again), or
+         * kills the broker node (every connection gone, the node started again on its data).
+         */
         boolean onBroker() {
             return name().startsWith("BROKER");
         }
@@ -94,10 +106,13 @@ final class FaultSchedule {
 
     /**
      * One fault: at {@code atMs} into the run, lasting {@code lastsMs} (an instance stays down or paused, a proxy
-     * stays faulty, a COMMIT or its answer is held), on {@code instance} or {@code merchant}'s next {@code count}
-     * charges, each taking {@code latencyMs} (for Redis slow: the delay added to every chunk; for an owner paused:
-     * how much slower every merchant's next charge is made first; the instance is stopped a quarter of that
-     * after the next opening it runs, so that its owner is likely inside that charge).
+     * stays faulty, a COMMIT or its answer is held, the broker node stays down), on {@code instance} or
+     * {@code merchant}'s next {@code count} charges, each taking {@code latencyMs} (for Redis slow: the delay added
+     * to every chunk; for an owner paused: how much slower every merchant's next charge is made first; the
+     * instance is stopped a quarter of that after the next opening it runs, so that its owner is likely inside
+     * that charge; for an undo's COMMIT answered late: how long the merchant's next charge (and every idle
+     * merchant's) is pending before the channel refuses it, the owner then undoing its opening, whichever
+     * instance it is on).
      */
     record Fault(long atMs, Kind kind, int instance, String merchant, long lastsMs, long latencyMs, int count) {
 
@@ -110,6 +125,11 @@ final class FaultSchedule {
                         + latencyMs / 4 + " ms after an opening there, for " + lastsMs + " ms";
             } else if (kind.holdsCommit()) {
                 what += " on #" + instance + "'s way to MySQL, by " + lastsMs + " ms";
+            } else if (kind == Kind.MYSQL_UNDO_COMMIT_ANSWER_LATE) {
+                what += ": the next charge of " + merchant + " (and of every merchant with no behaviour of its own) refused"
+                        + " after " + latencyMs + " ms, by " + lastsMs + " ms";
+            } else if (kind == Kind.BROKER_NODE_KILLED) {
+                what += ", started again " + lastsMs + " ms later";
             } else if (kind.onBroker()) {
                 what += " on #" + instance + "'s way to the broker, for " + lastsMs + " ms";
             } else if (kind.onSandbox()) {
@@ -130,10 +150,14 @@ final class FaultSchedule {
     private static final long PAUSE_ALLOWANCE_MS = 8_000;
     /** How long a COMMIT hold stays armed for the COMMIT it is meant for. */
     static final long COMMIT_CATCH_MS = 5_000;
+    /** How long after its kill the broker is counted busy by the schedule: down, then a slow start. */
+    private static final long BROKER_START_ALLOWANCE_MS = 20_000;
     /** Nothing starts in the first seconds (the clients' first orders) nor in the last ones (heal follows). */
     private static final long QUIET_START_MS = 3_000;
     private static final long QUIET_END_MS = 4_000;
     private static final long MEAN_GAP_MS = 2_500;
+    /** While every kind has not come once yet: so that a minute holds nearly all of them. */
+    private static final long FIRST_ROUND_GAP_MS = 1_800;
 
     private final List<Fault> faults;
 
@@ -152,7 +176,7 @@ final class FaultSchedule {
         List<Kind> owed = new ArrayList<>(List.of(Kind.values()));
         Collections.shuffle(owed, random);
         for (long at = QUIET_START_MS + random.nextInt(2_000); at < trafficMs - QUIET_END_MS;
-                at += 500 + random.nextInt((int) (2 * MEAN_GAP_MS - 1_000))) {
+                at += 500 + random.nextInt((int) (2 * (owed.isEmpty() ? MEAN_GAP_MS : FIRST_ROUND_GAP_MS) - 1_000))) {
             long now = at;
             Kind kind = owed.stream().filter(k -> drawing.fits(k, now)).findFirst().orElse(pick(random));
             owed.remove(kind);
@@ -236,10 +260,23 @@ final class FaultSchedule {
                 long latency = kind == Kind.REDIS_SLOW ? 50 + random.nextInt(750) : 0;
                 redisBusyUntil = at + lasts + 500;
                 faults.add(new Fault(at, kind, -1, null, lasts, latency, 0));
+            } else if (kind == Kind.MYSQL_UNDO_COMMIT_ANSWER_LATE) {
+                // a charge refused after a moment (time to arm the hold), whose owner then undoes its opening and is
+                // answered its COMMIT later than its database timeout
+                String merchant = merchants.get(random.nextInt(merchants.size()));
+                long refusedAfter = 300 + random.nextInt(700);
+                long held = ChaosSettings.DATABASE_TIMEOUT.toMillis() + 500 + random.nextInt(1_500);
+                mysqlBusyUntil = at + COMMIT_CATCH_MS + held + 2_000;
+                faults.add(new Fault(at, kind, -1, merchant, held, refusedAfter, 1));
             } else if (kind.onMysql()) {
-                long lasts = kind == Kind.MYSQL_RESET ? random.nextInt(2_500) : 1_000 + random.nextInt(5_000);
+                long lasts = kind == Kind.MYSQL_RESET ? random.nextInt(2_500)
+                        : kind == Kind.MYSQL_OUTBOX_REFUSED ? 2_000 + random.nextInt(4_000) : 1_000 + random.nextInt(5_000);
                 mysqlBusyUntil = at + lasts + 2_000;
                 faults.add(new Fault(at, kind, -1, null, lasts, 0, 0));
+            } else if (kind == Kind.BROKER_NODE_KILLED) {
+                long down = 2_000 + random.nextInt(3_000);
+                brokerBusyUntil = at + down + BROKER_START_ALLOWANCE_MS;
+                faults.add(new Fault(at, kind, -1, null, down, 0, 0));
             } else if (kind.onBroker()) {
                 // an instance that is up, most likely holding deliveries; any one when none is
                 List<Integer> free = freeInstances(at);

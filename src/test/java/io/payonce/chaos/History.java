@@ -182,10 +182,10 @@ final class History {
 
     /**
      * One copy of a request sent as a queue command, and every answer its reply queue received for its
-     * correlation id, each with when the harness heard it (an answer that came while nobody waited for it is
-     * heard late: when the answers are gathered before the check). {@code replyQueue} and {@code correlationId}
-     * are null when the broker never confirmed the publish: then nothing is owed to it. {@code replyLost}: the
-     * client's reply queue went with its connection, so answers sent after that could not come.
+     * correlation id, each with when it arrived there (its reader's clock, on the run's; when the reader did not
+     * say, when the harness looked). {@code replyQueue} and {@code correlationId} are null when the broker never
+     * confirmed the publish: then nothing is owed to it. {@code replyLost}: the client's reply queue was gone,
+     * so answers sent after that could not come.
      */
     static final class QueueCopy {
         /** The route name of every queue command. */
@@ -214,10 +214,16 @@ final class History {
             this.sendError = sendError;
         }
 
-        /** Takes the answers of {@code all} (every answer to the correlation id, in order) not heard yet. */
+        /**
+         * Takes the answers of {@code all} (every answer to the correlation id, in order) not heard yet, looked at
+         * {@code atMs}.
+         */
         synchronized void heard(List<QueueAnswer> all, long atMs) {
             for (int i = heard.size(); i < all.size(); i++) {
-                heard.add(Heard.of(all.get(i), Math.max(0, atMs - sentAtMs), atMs));
+                QueueAnswer answer = all.get(i);
+                long arrivedMs = answer.receivedAtEpochMs() > 0
+                        ? Math.max(sentAtMs, sentAtMs + answer.receivedAtEpochMs() - sentAtEpochMs) : atMs;
+                heard.add(Heard.of(answer, arrivedMs - sentAtMs, arrivedMs));
             }
         }
 
@@ -234,28 +240,43 @@ final class History {
         }
 
         /**
-         * The copy as the checker's rules for every copy read it: its first final answer; else the entrance's
-         * giving it up (a 503, or a 409 request_in_progress, once its retries ran out); else the latest heard (a
-         * 202); else none.
+         * The copy as the checker's rules for every copy read it: its first final answer; else its first other
+         * than a 202 (a 503 of a command dead-lettered as it never executed, or a retryable answer whose final one
+         * has not come); else the latest heard (a 202); else none.
          */
         synchronized Attempt attempt() {
             Heard chosen = heard.stream().filter(h -> Answers.isFinal(h.answer())).findFirst()
                     .or(() -> heard.stream().filter(h -> h.answer().status() != 202).findFirst())
                     .orElse(heard.isEmpty() ? null : heard.get(heard.size() - 1));
-            Answer answer = chosen != null ? chosen.answer()
-                    : new Answer(0, null, null, null, null,
-                            sendError != null ? sendError : "no answer on the reply queue", 0);
-            long doneAtMs = chosen != null ? chosen.atMs() : sentAtMs;
-            return new Attempt(lane, ROUTE, -1, sentAtMs, phase, hangUp, answer,
-                    sentAtEpochMs + (doneAtMs - sentAtMs), this);
+            if (chosen != null) {
+                return attemptOf(chosen);
+            }
+            return new Attempt(lane, ROUTE, -1, sentAtMs, phase, hangUp, new Answer(0, null, null, null, null,
+                    sendError != null ? sendError : "no answer on the reply queue", 0), sentAtEpochMs, this);
+        }
+
+        /** Every answer heard, each as the copy's attempt would be had it been the one answer. */
+        synchronized List<Attempt> heardAttempts() {
+            return heard.stream().map(this::attemptOf).toList();
+        }
+
+        private Attempt attemptOf(Heard one) {
+            return new Attempt(lane, ROUTE, -1, sentAtMs, phase, hangUp, one.answer(),
+                    sentAtEpochMs + (one.atMs() - sentAtMs), this);
         }
     }
 
     /**
-     * A queue answer as the harness heard it, {@code atMs}, and as an HTTP client would have had it: its status,
-     * body and replay flag, elapsed from the send until heard.
+     * A queue answer as it arrived, {@code atMs}, and as an HTTP client would have had it: its status, body and
+     * replay flag, elapsed from the send until it arrived.
      */
     record Heard(QueueAnswer queueAnswer, Answer answer, long atMs) {
+
+        /** What its {@code final} header says: true, false, or null when it has none. */
+        Boolean finalHeader() {
+            return queueAnswer.finalHeader();
+        }
+
 
         static Heard of(QueueAnswer queueAnswer, long elapsedMs, long atMs) {
             return new Heard(queueAnswer, new Answer(queueAnswer.status(), QueueClient.JSON, queueAnswer.body(),

@@ -20,8 +20,8 @@ import io.payonce.support.PayClient;
 import io.payonce.support.PayClient.Ledger;
 
 /**
- * The summary of a run (requests, queue commands, payments, faults injected by kind, answers by status,
- * violations by name)
+ * The summary of a run (requests, queue commands and dead letters, payments, faults injected by kind, answers by
+ * status, violations by name)
  * and, when something was violated, the seed and the whole history of the first violating request: every
  * copy and its answer, the order as clients saw it, the rows behind it, the channel's word, and the faults
  * around it.
@@ -65,7 +65,7 @@ final class Report {
             queuedRequests += queued.isEmpty() ? 0 : 1;
             for (QueueCopy copy : queued) {
                 if (copy.correlationId == null) {
-                    queueAnswers.merge("not sent", 1, Integer::sum);
+                    queueAnswers.merge("not sent (" + notSent(copy.sendError) + ")", 1, Integer::sum);
                 } else if (copy.answers().isEmpty()) {
                     queueAnswers.merge("none", 1, Integer::sum);
                 }
@@ -74,8 +74,8 @@ final class Report {
         }
         out.append(String.format("  requests: %d (%s); copies sent: %d (%s)%n", requests.size(), counts(clients.styles()),
                 copies, counts(phases)));
-        out.append(String.format("  queue commands: %d, for %d requests; their answers: %s%n", commands, queuedRequests,
-                counts(queueAnswers)));
+        out.append(String.format("  queue commands: %d, for %d requests; their answers: %s; dead letters: %d%n", commands,
+                queuedRequests, counts(queueAnswers), books.deadLetters.size()));
         Map<String, Integer> refundPhases = new TreeMap<>();
         Map<String, Integer> refundAnswers = new TreeMap<>();
         int refundCopies = 0;
@@ -164,11 +164,15 @@ final class Report {
                 if (attempt.byQueue()) {
                     QueueCopy copy = attempt.queued();
                     out.append("          command ").append(copy.correlationId == null ? copy.sendError : copy.correlationId)
-                            .append(copy.isReplyLost() ? " (its reply queue lost)" : "").append('\n');
+                            .append(copy.isReplyLost() ? " (its reply queue lost)" : "")
+                            .append(books.deadLetters.stream().anyMatch(d -> copy.correlationId != null
+                                    && copy.correlationId.equals(d.correlationId())) ? " (in payonce.dead)" : "")
+                            .append('\n');
                     for (Heard heard : copy.answers()) {
-                        out.append(String.format("          heard at %8.3f s: %s%s%n", heard.atMs() / 1000.0,
+                        out.append(String.format("          heard at %8.3f s: %s%s, final: %s%n", heard.atMs() / 1000.0,
                                 Answers.describe(heard.answer()),
-                                heard.queueAnswer().code() == null ? "" : " (code " + heard.queueAnswer().code() + ")"));
+                                heard.queueAnswer().code() == null ? "" : " (code " + heard.queueAnswer().code() + ")",
+                                heard.finalHeader()));
                         to = Math.max(to, heard.atMs());
                     }
                 }
@@ -210,6 +214,12 @@ final class Report {
                 out.append("      ").append(fault).append('\n');
             }
         }
+    }
+
+    /** Why a command was not sent, in short: the exception's class, as "not sent: java.net.ConnectException: ..." names it. */
+    private static String notSent(String sendError) {
+        String exception = sendError == null ? "?" : sendError.replaceFirst("^not sent: ", "").replaceFirst(":.*", "");
+        return exception.substring(exception.lastIndexOf('.') + 1);
     }
 
     private static String counts(Map<String, Integer> counts) {

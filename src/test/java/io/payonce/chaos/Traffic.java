@@ -9,6 +9,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.IntStream;
 
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.ShutdownSignalException;
+
 import io.payonce.chaos.History.Attempt;
 import io.payonce.chaos.History.OrderSeen;
 import io.payonce.chaos.History.QueueCopy;
@@ -16,6 +19,7 @@ import io.payonce.chaos.History.Refund;
 import io.payonce.chaos.History.Request;
 import io.payonce.support.Answer;
 import io.payonce.support.AppProcess;
+import io.payonce.support.Await;
 import io.payonce.support.Gateway;
 import io.payonce.support.PayClient;
 import io.payonce.support.QueueClient;
@@ -30,9 +34,9 @@ import io.restassured.specification.RequestSpecification;
  * The clients' side of the wire: a request goes through one of the gateways (with the merchant's API key,
  * as a real client's does), or now and then straight to one instance (as a service inside the network
  * would, naming its merchant itself), or as a command on the pay queue (published as the merchant's broker
- * user, through a connection of the merchant's own straight to the broker, its answers on a reply queue of
- * that connection); and every copy of a payment and its answer, or the broken connection that ended it, goes
- * into the {@link History}.
+ * user, through a connection of the merchant's own straight to the broker, its answers on a durable quorum
+ * reply queue of the merchant's, read again by a new connection when the broker node was killed); and every
+ * copy of a payment and its answer, or the broken connection that ended it, goes into the {@link History}.
  */
 final class Traffic implements AutoCloseable {
 
@@ -45,6 +49,10 @@ final class Traffic implements AutoCloseable {
     private static final int DIRECT_PERCENT = 30;
     /** How often a client waiting for a queue command's answer looks at its reply queue's answers. */
     private static final long QUEUE_LOOK_MS = 50;
+    /** How long the answers waiting in a reply queue take to be read once the run has settled. */
+    private static final Duration DRAIN_BOUND = Duration.ofSeconds(30);
+    /** How long the answers a reply queue handed over last take to be collected by its consumer. */
+    private static final long QUEUE_DRAIN_PAUSE_MS = 1_000;
     /** The way of a copy sent as a queue command. */
     static final Route QUEUE = new Route(History.QueueCopy.ROUTE, null, null, -1);
 
@@ -74,7 +82,10 @@ final class Traffic implements AutoCloseable {
     private final List<Route> directRoutes;
     private final History history;
     private final Deployment deployment;
-    /** Each merchant's producer and reply queue; replaced, and the loss reported, should its connection close. */
+    /**
+     * Each merchant's producer and reply queue; read again by a new connection should its connection close (the
+     * broker node killed), or replaced, and the loss reported, should the reply queue be gone.
+     */
     private final Map<String, QueueClient> queues = new ConcurrentHashMap<>();
     private final List<String> errors = new CopyOnWriteArrayList<>();
 
@@ -181,13 +192,26 @@ final class Traffic implements AutoCloseable {
     }
 
     /**
-     * The merchant's queue client; should its connection have closed (nothing of the run cuts it), a new one,
-     * and the copies sent on the old one marked as having lost their reply queue, and the loss reported.
+     * The merchant's queue client; should its connection have closed (the broker node was killed), a new
+     * connection reading the same reply queue, which kept the answers that came meanwhile; should that queue be
+     * gone, a new one, the copies sent on the old one marked as having lost their reply queue, and the loss
+     * reported. Fails while the broker is down.
      */
     private synchronized QueueClient queueClient(String merchant) throws IOException {
         QueueClient client = queues.get(merchant);
         if (client.isOpen()) {
             return client;
+        }
+        try {
+            QueueClient resumed = client.resume();
+            queues.put(merchant, resumed);
+            return resumed;
+        } catch (IOException e) {
+            if (!(e.getCause() instanceof ShutdownSignalException closed
+                    && closed.getReason() instanceof AMQP.Channel.Close close && close.getReplyCode() == AMQP.NOT_FOUND)) {
+                throw e; // no connection: the broker is down, or not up yet
+            }
+            // the broker closed the channel that looked for the reply queue: it is gone
         }
         String lost = client.replyQueue();
         int marked = 0;
@@ -207,8 +231,26 @@ final class Traffic implements AutoCloseable {
         return fresh;
     }
 
-    /** Hears every answer that came to a queue command after its client stopped waiting: before the check. */
+    /**
+     * Hears every answer that came to a queue command after its client stopped waiting: before the check, once
+     * every answer owed has been sent. Each reply queue is read to its end first.
+     */
     void hearLateAnswers() {
+        for (String merchant : List.copyOf(queues.keySet())) {
+            try {
+                QueueClient client = queueClient(merchant);
+                Await.until("the reply queue of " + merchant + " read to its end", DRAIN_BOUND,
+                        () -> client.messageCount(client.replyQueue()) == 0);
+            } catch (IOException | RuntimeException | AssertionError e) {
+                errors.add("reading the reply queue of " + merchant + " to its end: " + e);
+            }
+        }
+        try {
+            // the last answers taken off the queues are still on their way through the consumers
+            Thread.sleep(QUEUE_DRAIN_PAUSE_MS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         for (Request request : history.requests()) {
             QueueClient client = queues.get(request.merchant);
             for (QueueCopy copy : request.queueCopies()) {

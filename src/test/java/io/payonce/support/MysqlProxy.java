@@ -4,7 +4,9 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -46,6 +48,12 @@ import io.payonce.support.TcpProxy.Piece;
  * proxy.forgeNextCommitAnswer(1180, "HY000", "Got error 1 during COMMIT")}: the next COMMIT goes to the server,
  * which commits and answers OK; the client is told the error instead, in the same place of the conversation,
  * which goes on as usual. {@link Forgery#awaitServerAnswer} says what the server had answered.</li>
+ * <li><b>The COMMIT of one kind of transaction answered late.</b> {@code proxy.holdNextCommitAnswerAfter(
+ * "(?is)^\\s*DELETE\\b.*\\bFROM\\s+payments\\b", d)}: as above, for the next COMMIT of a transaction that ran a
+ * matching statement; other transactions commit meanwhile as usual.</li>
+ * <li><b>Statements refused.</b> {@code proxy.refuse("(?i)\\bqueue_outbox\\b", 1205)} until
+ * {@link #stopRefusing()}: every matching statement is answered with that MySQL error instead of running
+ * ({@link StatementRefusal}).</li>
  * <li><b>Counting reads while duplicates wait.</b> {@code StatementCount reads =
  * proxy.count("(?is)^\\s*SELECT\\b.*\\bidempotency_tokens\\b")} before 200 duplicates are sent on one key,
  * {@code reads.runs()} after: every time the service ran a matching statement, however it sent it (a
@@ -129,6 +137,9 @@ public final class MysqlProxy implements AutoCloseable {
 
     /** COMMIT as the Vert.x client and the MariaDB driver send it. */
     private static final Pattern COMMIT = Pattern.compile("\\s*COMMIT(\\s+WORK)?\\s*;?\\s*", Pattern.CASE_INSENSITIVE);
+    /** The other statements that begin or end a transaction. */
+    private static final Pattern BEGIN_OR_ROLLBACK = Pattern.compile(
+            "\\s*(BEGIN|START\\s+TRANSACTION|ROLLBACK)\\b.*", Pattern.CASE_INSENSITIVE | Pattern.DOTALL);
 
     private final TcpProxy tcp;
     private final AtomicInteger connections = new AtomicInteger();
@@ -137,6 +148,7 @@ public final class MysqlProxy implements AutoCloseable {
     private final AtomicReference<Hold> commitHold = new AtomicReference<>();
     private final AtomicReference<Hold> answerHold = new AtomicReference<>();
     private final AtomicReference<Forgery> answerForgery = new AtomicReference<>();
+    private final AtomicReference<StatementRefusal> refusal = new AtomicReference<>();
     private final List<StatementCount> counts = new CopyOnWriteArrayList<>();
     private final List<String> lostTrack = new CopyOnWriteArrayList<>();
 
@@ -182,6 +194,32 @@ public final class MysqlProxy implements AutoCloseable {
         Forgery forgery = new Forgery(error(code, sqlState, message));
         answerForgery.set(forgery);
         return forgery;
+    }
+
+    /**
+     * As {@link #holdNextCommitAnswer}, for the next COMMIT of a transaction that ran a statement whose text has a
+     * match for {@code regex} (say the one statement of an undo): the COMMITs of other transactions pass.
+     */
+    public Hold holdNextCommitAnswerAfter(String regex, Duration length) {
+        Hold hold = new Hold(length, Pattern.compile(regex));
+        answerHold.set(hold);
+        return hold;
+    }
+
+    /**
+     * From now until {@link #stopRefusing()}, every statement run on any connection whose text has a match for
+     * {@code regex} is refused: it never reaches the server, and its client gets the MySQL error {@code code}
+     * (SQLSTATE HY000) in its place, as from a server that gave up on it ({@code 1205}, a lock wait timeout).
+     * Prepares pass (they run nothing), and so does a COMMIT. See {@link StatementRefusal}.
+     */
+    public void refuse(String regex, int code) {
+        refusal.set(new StatementRefusal(regex, code));
+    }
+
+    /** Statements are passed on again; answers how many the refusal in force refused (0 when none was). */
+    public int stopRefusing() {
+        StatementRefusal stopped = refusal.getAndSet(null);
+        return stopped == null ? 0 : stopped.refused();
     }
 
     /** Forgets the holds and the forgery armed and not yet caught; a hold already under way runs its length. */
@@ -248,11 +286,18 @@ public final class MysqlProxy implements AutoCloseable {
      */
     public static final class Hold {
         private final Duration length;
+        /** What the held COMMIT's transaction must have run, or null for any COMMIT. */
+        private final Pattern after;
         private final CompletableFuture<Void> caught = new CompletableFuture<>();
         private final CompletableFuture<Void> released = new CompletableFuture<>();
 
         private Hold(Duration length) {
+            this(length, null);
+        }
+
+        private Hold(Duration length, Pattern after) {
             this.length = length;
+            this.after = after;
         }
 
         public Duration length() {
@@ -438,6 +483,8 @@ public final class MysqlProxy implements AutoCloseable {
         private final Queue<Command> awaiting = new ConcurrentLinkedQueue<>();
         /** The text each statement id prepared on this connection stands for. */
         private final Map<Long, String> prepared = new ConcurrentHashMap<>();
+        /** How many parameters each statement id prepared on this connection has. */
+        private final Map<Long, Integer> parameters = new ConcurrentHashMap<>();
         private volatile long serverCapabilities;
         private volatile long clientCapabilities;
         private volatile boolean commandsLost;
@@ -447,6 +494,13 @@ public final class MysqlProxy implements AutoCloseable {
         // the client's direction only
         private boolean handshakeSent;
         private String lastPrepared;
+        /** The read being cut into commands, and the refused statements' substitutions in it. */
+        private byte[] reading;
+        private final List<StatementRefusal.Substitution> substitutions = new ArrayList<>();
+        /** The parameter types refused executions carried, by statement id: the server has not had them. */
+        private final Map<Long, byte[]> typesOwed = new HashMap<>();
+        /** The conditional answer hold a statement of the open transaction matched, if any. */
+        private Hold matched;
         // the server's direction only
         private ByteArrayOutputStream greeting = new ByteArrayOutputStream();
         private boolean authenticated;
@@ -481,6 +535,8 @@ public final class MysqlProxy implements AutoCloseable {
                 return whole(bytes);
             }
             Split split = new Split();
+            reading = bytes;
+            substitutions.clear();
             fromClient.feed(bytes, 0, (seq, payload, start, end) -> {
                 if (!handshakeSent) {
                     handshakeSent = true;
@@ -489,7 +545,7 @@ public final class MysqlProxy implements AutoCloseable {
                     command(payload, start, split);
                 }
             });
-            return split.pieces(bytes);
+            return StatementRefusal.substitute(split.pieces(bytes), substitutions);
         }
 
         private void handshakeResponse(byte[] payload) {
@@ -512,7 +568,7 @@ public final class MysqlProxy implements AutoCloseable {
             switch (code) {
                 case COM_QUERY -> {
                     String sql = text(payload);
-                    sent(sql, true);
+                    run(sql, payload, start);
                     Hold heldAnswer = null;
                     Forgery forgedAnswer = null;
                     if (COMMIT.matcher(sql).matches()) {
@@ -520,7 +576,7 @@ public final class MysqlProxy implements AutoCloseable {
                         if (held != null) {
                             split.holdFrom(start, held);
                         }
-                        heldAnswer = answersLost ? null : answerHold.getAndSet(null);
+                        heldAnswer = answersLost ? null : takeAnswerHold();
                         forgedAnswer = answersLost ? null : answerForgery.getAndSet(null);
                     }
                     await(new Command(Answer.RESULT, null, heldAnswer, forgedAnswer));
@@ -537,7 +593,7 @@ public final class MysqlProxy implements AutoCloseable {
                     if (sql == null) {
                         lostTrack.add("connection " + number + ": statement " + id + " executed, its text unknown");
                     } else {
-                        sent(sql, true);
+                        run(sql, payload, start);
                     }
                     if (payload[5] != 0) {
                         lose("a cursor was opened", false);
@@ -561,6 +617,52 @@ public final class MysqlProxy implements AutoCloseable {
 
         private void sent(String sql, boolean run) {
             counts.forEach(count -> count.sent(sql, run));
+        }
+
+        /**
+         * A statement sent to run, its packet at {@code start} of the read: refused when a refusal in force matches
+         * it (it then counts as never run), else counted, and noted by a conditional answer hold it matches.
+         */
+        private void run(String sql, byte[] payload, int start) {
+            StatementRefusal refusing = refusal.get();
+            StatementRefusal.Substitution refused = refusing == null || COMMIT.matcher(sql).matches() ? null
+                    : refusing.of(sql, reading, start, payload);
+            boolean execution = (payload[0] & 0xff) == COM_STMT_EXECUTE;
+            long id = execution ? int4(payload, 1) : -1;
+            int count = parameters.getOrDefault(id, 0);
+            if (refused != null) {
+                substitutions.add(refused);
+                byte[] types = execution ? StatementRefusal.typesCarried(payload, count) : null;
+                if (types != null) {
+                    typesOwed.put(id, types);
+                }
+                return;
+            }
+            byte[] owed = execution ? typesOwed.remove(id) : null;
+            if (owed != null && StatementRefusal.typesCarried(payload, count) == null) {
+                StatementRefusal.Substitution retyped = StatementRefusal.retyped(reading, start, payload, count, owed);
+                if (retyped != null) {
+                    substitutions.add(retyped);
+                } else {
+                    lostTrack.add("connection " + number + ": statement " + id
+                            + " executed without the types its refused execution carried");
+                }
+            }
+            sent(sql, true);
+            Hold armed = answerHold.get();
+            if (armed != null && armed.after != null && armed.after.matcher(sql).find()) {
+                matched = armed;
+            } else if (BEGIN_OR_ROLLBACK.matcher(sql).matches()) {
+                matched = null;
+            }
+        }
+
+        /** The answer hold this COMMIT takes: an unconditional one, or one a statement of its transaction matched. */
+        private Hold takeAnswerHold() {
+            Hold armed = answerHold.get();
+            boolean fits = armed != null && (armed.after == null || armed == matched);
+            matched = null;
+            return fits && answerHold.compareAndSet(armed, null) ? armed : null;
         }
 
         private void await(Command command) {
@@ -729,6 +831,7 @@ public final class MysqlProxy implements AutoCloseable {
                     prepared.put(int4(payload, 1), command.sql());
                     int columns = (int) int2(payload, 5);
                     int parameters = (int) int2(payload, 7);
+                    this.parameters.put(int4(payload, 1), parameters);
                     packetsLeft = columns + parameters;
                     if (!eofDeprecated()) {
                         packetsLeft += (columns > 0 ? 1 : 0) + (parameters > 0 ? 1 : 0);

@@ -39,6 +39,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.mysqlclient.MySQLBuilder;
 import io.vertx.mysqlclient.MySQLConnectOptions;
+import io.vertx.mysqlclient.MySQLException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Row;
@@ -207,6 +208,71 @@ class MysqlProxyTest {
     }
 
     @Test
+    void conditionalCommitAnswerHold_letsOtherCommitsPass_andHoldsTheOneOfAMatchingTransaction() throws Exception {
+        // given: the answer to be held of the next COMMIT of a transaction that deletes
+        Hold hold = proxy.holdNextCommitAnswerAfter("(?i)^\\s*DELETE\\b", HOLD);
+
+        // when: a transaction that inserts commits, then one that deletes what it inserted
+        long insertSentAt = System.nanoTime();
+        try (Connection inserting = transactionInserting(8)) {
+            inserting.commit();
+        }
+        Duration insertAnsweredAfter = Duration.ofNanos(System.nanoTime() - insertSentAt);
+        boolean caughtByTheInsert = hold.caught().isDone();
+        try (Connection deleting = transactionInserting(9);
+                PreparedStatement delete = deleting.prepareStatement("DELETE FROM " + TABLE + " WHERE id = ?")) {
+            delete.setLong(1, 8);
+            delete.executeUpdate();
+            CompletableFuture<Void> commit = commitInTheBackground(deleting);
+            hold.awaitCaught(BOUND);
+            Await.until("the delete visible to another connection", BOUND, () -> !visible(8));
+            boolean committerWaitingWhenSeen = !commit.isDone();
+            commit.get(HOLD.plus(BOUND).toMillis(), TimeUnit.MILLISECONDS);
+
+            // then: the first COMMIT was answered at once; the deleting one's answer was held
+            assertAll("insert answered after " + insertAnsweredAfter + "; lost track: " + proxy.lostTrack(),
+                    () -> assertFalse(caughtByTheInsert, "another transaction's COMMIT passed"),
+                    () -> assertTrue(insertAnsweredAfter.compareTo(HOLD) < 0, "and was answered at once"),
+                    () -> assertTrue(committerWaitingWhenSeen, "the deleting committer still waited when its delete was seen"),
+                    () -> assertTrue(visible(9), "its transaction committed whole"),
+                    () -> assertEquals(List.of(), proxy.lostTrack()));
+        }
+    }
+
+    @Test
+    void refusedStatements_failWithTheErrorAndNeverRun_whileTheOthersOnTheConnectionDo() throws Exception {
+        // given: inserts refused with a lock wait timeout
+        proxy.refuse("(?i)^\\s*INSERT\\b", 1205);
+        StatementCount inserts = proxy.count("(?i)^\\s*INSERT\\b");
+        SqlConnection connection = await(pool.getConnection());
+
+        // when: a prepared insert, a read and a text insert are pipelined on one connection; then the refusal ends
+        Future<RowSet<Row>> prepared = connection.preparedQuery("INSERT INTO " + TABLE + " VALUES (?, ?)")
+                .execute(Tuple.of(10, "refused"));
+        Future<RowSet<Row>> read = connection.query("SELECT 41 + 1").execute();
+        Future<RowSet<Row>> text = connection.query("INSERT INTO " + TABLE + " VALUES (11, 'refused')").execute();
+        Throwable preparedFailure = failure(prepared);
+        int answer = await(read).iterator().next().getInteger(0);
+        Throwable textFailure = failure(text);
+        int refused = proxy.stopRefusing();
+        await(connection.preparedQuery("INSERT INTO " + TABLE + " VALUES (?, ?)").execute(Tuple.of(12, "passed")));
+        await(connection.close());
+
+        // then: both inserts failed with the error and wrote nothing; the read and the later insert ran
+        assertAll("prepared: " + preparedFailure + "; text: " + textFailure + "; lost track: " + proxy.lostTrack(),
+                () -> assertEquals(1205, errorCode(preparedFailure)),
+                () -> assertEquals(1205, errorCode(textFailure)),
+                () -> assertEquals(42, answer),
+                () -> assertEquals(2, refused),
+                () -> assertFalse(visible(10)),
+                () -> assertFalse(visible(11)),
+                () -> assertTrue(visible(12)),
+                () -> assertEquals(1, inserts.runs(), "only the insert after the refusal ran"),
+                () -> assertEquals(0, proxy.awaitingAnswers(), "every answer walked to its end"),
+                () -> assertEquals(List.of(), proxy.lostTrack()));
+    }
+
+    @Test
     void statementsAreCountedByText_whetherSentAsTextOrExecutedFromACachedPrepare() throws Exception {
         // given: a count of the reads of the table, and one of the inserts
         StatementCount reads = proxy.count("(?is)^\\s*SELECT\\b.*\\b" + TABLE + "\\b");
@@ -253,8 +319,7 @@ class MysqlProxyTest {
                 .execute();
         Future<RowSet<Row>> bigBack = connection.query("SELECT note FROM " + TABLE + " WHERE id = 7").execute();
         inserts.forEach(MysqlProxyTest::await);
-        Throwable duplicateFailure = duplicate.toCompletionStage().toCompletableFuture()
-                .handle((rows, failure) -> failure).get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+        Throwable duplicateFailure = failure(duplicate);
         int inserted = await(many).rowCount();
         List<String> throughProxy = new ArrayList<>();
         await(all).forEach(row -> throughProxy.add(row.getLong(0) + ":" + row.getString(1)));
@@ -356,6 +421,15 @@ class MysqlProxyTest {
                 return rows.getLong(1) == 1;
             }
         }
+    }
+
+    private static Throwable failure(Future<?> future) throws Exception {
+        return future.toCompletionStage().toCompletableFuture().handle((rows, failure) -> failure)
+                .get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private static int errorCode(Throwable failure) {
+        return failure instanceof MySQLException e ? e.getErrorCode() : -1;
     }
 
     private static <T> T await(Future<T> future) {

@@ -136,6 +136,23 @@ public final class PrivateRabbit implements AutoCloseable {
         node.start();
     }
 
+    /**
+     * SIGKILL of the node's Erlang VM, as a crash would end it: connections reset, nothing flushed or closed
+     * politely. {@link #startAgain()} starts the node again on the same data directory and port.
+     */
+    public void kill9() {
+        node.kill9();
+    }
+
+    /** Starts a node that is down ({@link #kill9()}, or died) again, and returns once it is ready; nothing if it runs. */
+    public void startAgain() {
+        if (!node.running()) {
+            node.start();
+        } else if (!node.appRunning()) {
+            node.startApp();
+        }
+    }
+
     /** Stops the node, and deletes its data and configuration; its logs stay in {@link ServerLogs#DIR}. */
     @Override
     public void close() {

@@ -29,8 +29,9 @@ import com.rabbitmq.client.ShutdownSignalException;
  * section 9 describes them. Every publish waits for the broker's confirm (bounded by {@link #CONFIRM_BOUND})
  * and is mandatory, so a command the broker refuses (a forged {@code user_id}) or cannot route (no such
  * queue yet) fails the send with {@link PublishRefused} instead of vanishing. Answers are collected by
- * {@code correlation_id} as they arrive. The connection does not recover by itself: a test that cuts the
- * broker sees it closed ({@link #isOpen}) and connects again.
+ * {@code correlation_id} as they arrive, each acknowledged once collected. The connection does not recover
+ * by itself: a test that cuts the broker sees it closed ({@link #isOpen}) and connects again, or
+ * {@link #resume}s: the reply queue is durable, so the answers that came meanwhile wait in it.
  */
 public final class QueueClient implements AutoCloseable {
 
@@ -71,19 +72,23 @@ public final class QueueClient implements AutoCloseable {
         }
     }
 
+    private final ConnectionFactory factory;
     private final String username;
     private final Connection connection;
     private final String replyQueue;
-    private final Map<String, List<QueueAnswer>> answers = new ConcurrentHashMap<>();
+    private final Map<String, List<QueueAnswer>> answers;
     /** The message the broker returned as unroutable during the publish in progress, if it did. */
     private final AtomicReference<Return> returned = new AtomicReference<>();
     /** Confirming; opened again after the broker closed it for a refused publish. Guarded by this. */
     private Channel publishing;
 
-    private QueueClient(String username, Connection connection, String replyQueue) {
+    private QueueClient(ConnectionFactory factory, String username, Connection connection, String replyQueue,
+            Map<String, List<QueueAnswer>> answers) {
+        this.factory = factory;
         this.username = username;
         this.connection = connection;
         this.replyQueue = replyQueue;
+        this.answers = answers;
     }
 
     /** Connects to {@code vhost} as {@code as} and starts reading answers. */
@@ -94,23 +99,45 @@ public final class QueueClient implements AutoCloseable {
     /** Connects to the vhost {@code vhost} of the broker at host:port as {@code as} and starts reading answers. */
     public static QueueClient connect(String host, int port, String vhost, RabbitVhost.Credentials as)
             throws IOException {
+        return open(factory(host, port, vhost, as), as.username(), null, new ConcurrentHashMap<>());
+    }
+
+    /**
+     * A new connection as this client's user, reading this client's reply queue again (durable, it outlived
+     * this connection: a broker node killed and started again, a connection cut), with the answers this client
+     * collected; this client is closed, its reply queue left. Fails when the reply queue is gone.
+     */
+    public QueueClient resume() throws IOException {
+        connection.abort(RPC_TIMEOUT_MS);
+        return open(factory, username, replyQueue, answers);
+    }
+
+    /** A connection reading {@code replyQueue}, or a new reply queue when it is null, into {@code answers}. */
+    private static QueueClient open(ConnectionFactory factory, String username, String replyQueue,
+            Map<String, List<QueueAnswer>> answers) throws IOException {
         Connection connection;
         try {
-            connection = factory(host, port, vhost, as).newConnection("payonce-test-" + as.username());
+            connection = factory.newConnection("payonce-test-" + username);
         } catch (TimeoutException e) {
-            throw new IOException("no connection to " + host + ":" + port + " within " + CONNECT_TIMEOUT_MS + " ms", e);
+            throw new IOException("no connection to " + factory.getHost() + ":" + factory.getPort() + " within "
+                    + CONNECT_TIMEOUT_MS + " ms", e);
         }
         try {
             Channel replies = connection.createChannel();
-            // durable and replicated, as the AsyncAPI document tells producers: an answer survives the loss of the
-            // node the queue's leader was on, and the broker never returns it as unroutable for a node's restart
-            String replyQueue = replies.queueDeclare("payonce-test-replies-" + UUID.randomUUID(), true, false, false,
-                    Map.of("x-queue-type", "quorum")).getQueue();
-            QueueClient client = new QueueClient(as.username(), connection, replyQueue);
-            replies.basicConsume(replyQueue, true,
-                    (tag, delivery) -> client.collect(QueueAnswer.of(delivery.getProperties(), delivery.getBody())),
-                    tag -> {
-                    });
+            String queue = replyQueue != null ? replies.queueDeclarePassive(replyQueue).getQueue()
+                    // durable and replicated, as the AsyncAPI document tells producers: an answer survives the loss of
+                    // the node the queue's leader was on, and the broker never returns it as unroutable for a node's
+                    // restart
+                    : replies.queueDeclare("payonce-test-replies-" + UUID.randomUUID(), true, false, false,
+                            Map.of("x-queue-type", "quorum")).getQueue();
+            QueueClient client = new QueueClient(factory, username, connection, queue, answers);
+            // acknowledged once collected: an answer on its way when the connection went comes again
+            replies.basicQos(100);
+            replies.basicConsume(queue, false, (tag, delivery) -> {
+                client.collect(QueueAnswer.of(delivery.getProperties(), delivery.getBody()));
+                replies.basicAck(delivery.getEnvelope().getDeliveryTag(), false);
+            }, tag -> {
+            });
             return client;
         } catch (IOException | RuntimeException e) {
             connection.abort(RPC_TIMEOUT_MS);
